@@ -1,0 +1,103 @@
+// gemmtune predict: rank the pruned space with the model, print the top k and why.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/options.hpp"
+#include "search/search.hpp"
+
+namespace gemmtune::cli {
+namespace {
+
+struct PredictArgs {
+  ProblemOptions problem;
+  GpuOption gpu;
+  int top = 10;
+  std::string format = "table";
+};
+
+nlohmann::json to_json(const Ranked& r, int rank) {
+  const Prediction& p = r.prediction;
+  return {{"rank", rank},
+          {"config", r.config.id()},
+          {"time_us", p.time_s * 1e6},
+          {"gflops", p.gflops},
+          {"occupancy", p.occ.fraction},
+          {"blocks_per_sm", p.occ.blocks_per_sm},
+          {"occupancy_limit", to_string(p.occ.limit)},
+          {"registers", p.registers},
+          {"smem_bytes", p.smem_bytes},
+          {"limit", to_string(p.limit)},
+          {"terms_us",
+           {{"compute", p.t_compute * 1e6},
+            {"shared", p.t_smem * 1e6},
+            {"issue", p.t_issue * 1e6},
+            {"latency", p.t_latency * 1e6},
+            {"l2", p.t_l2 * 1e6},
+            {"dram", p.t_dram * 1e6},
+            {"launch", p.t_launch * 1e6}}},
+          {"wave_efficiency", p.wave_efficiency},
+          {"dram_bytes", p.dram_bytes},
+          {"why", p.why()}};
+}
+
+void run(const PredictArgs& a) {
+  const Problem problem = a.problem.problem();
+  const DeviceSpec device = a.gpu.device();
+  const Format format = parse_format(a.format);
+  const Ranking r = rank_space(problem, device, a.top);
+  if (r.top.empty())
+    throw InputError("no configuration of the space survives the constraints for " +
+                     problem.shape_id() + " on " + device.name);
+  if (format == Format::Json) {
+    nlohmann::json out = {{"problem", problem.shape_id()},
+                          {"device", device.name},
+                          {"evaluated", r.evaluated},
+                          {"seconds", r.seconds},
+                          {"top", nlohmann::json::array()}};
+    for (size_t i = 0; i < r.top.size(); ++i) out["top"].push_back(to_json(r.top[i], int(i) + 1));
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  if (format == Format::Csv) {
+    std::printf(
+        "rank,config,time_us,gflops,occupancy,blocks_per_sm,registers,smem_bytes,limit,"
+        "compute_us,shared_us,latency_us,l2_us,dram_us,launch_us,wave_efficiency\n");
+    for (size_t i = 0; i < r.top.size(); ++i) {
+      const Prediction& p = r.top[i].prediction;
+      std::printf("%zu,%s,%.3f,%.1f,%.3f,%d,%d,%lld,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", i + 1,
+                  r.top[i].config.id().c_str(), p.time_s * 1e6, p.gflops, p.occ.fraction,
+                  p.occ.blocks_per_sm, p.registers, static_cast<long long>(p.smem_bytes),
+                  to_string(p.limit), p.t_compute * 1e6, p.t_smem * 1e6, p.t_latency * 1e6,
+                  p.t_l2 * 1e6, p.t_dram * 1e6, p.t_launch * 1e6, p.wave_efficiency);
+    }
+    return;
+  }
+  std::printf("%s on %s: %.0f configurations predicted in %.3f s (peak %.0f GFLOP/s)\n",
+              problem.shape_id().c_str(), device.name.c_str(), double(r.evaluated), r.seconds,
+              device.peak_gflops(problem.precision));
+  std::printf("%4s  %-86s %10s %9s %5s %4s %5s %7s  %s\n", "rank", "config", "time_us", "GFLOP/s",
+              "occ%", "blk", "regs", "smem", "limit");
+  for (size_t i = 0; i < r.top.size(); ++i) {
+    const Prediction& p = r.top[i].prediction;
+    std::printf("%4zu  %-86s %10.2f %9.0f %5.1f %4d %5d %7lld  %s\n", i + 1,
+                r.top[i].config.id().c_str(), p.time_s * 1e6, p.gflops, p.occ.fraction * 100,
+                p.occ.blocks_per_sm, p.registers, static_cast<long long>(p.smem_bytes),
+                to_string(p.limit));
+    std::printf("      why: %s\n", p.why().c_str());
+  }
+}
+
+}  // namespace
+
+void register_predict(CLI::App& app) {
+  auto args = std::make_shared<PredictArgs>();
+  auto* cmd = app.add_subcommand("predict", "rank the kernel space with the model (no GPU needed)");
+  add_problem_options(*cmd, args->problem);
+  add_gpu_option(*cmd, args->gpu);
+  cmd->add_option("--top,-t", args->top, "how many configurations to print")->capture_default_str();
+  add_format_option(*cmd, args->format);
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace gemmtune::cli

@@ -1,0 +1,73 @@
+#include "cli/options.hpp"
+
+#include <filesystem>
+
+#include "profiler/profiler.hpp"
+
+namespace gemmtune::cli {
+
+Problem ProblemOptions::problem() const {
+  Problem p;
+  p.precision = parse_precision(precision);
+  p.op_a = parse_op(op_a);
+  p.op_b = parse_op(op_b);
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = ldc;
+  p.batch = batch;
+  p.alpha = {alpha, 0.0};
+  p.beta = {beta, 0.0};
+  if (lda < 0 || ldb < 0 || ldc < 0)
+    throw InputError("leading dimensions must be >= 0 (0 means packed)");
+  return p.normalized();
+}
+
+void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required) {
+  app.add_option("--precision,-p", o.precision, "s, d, c or z")->capture_default_str();
+  app.add_option("--opa", o.op_a, "op(A): n, t or c")->capture_default_str();
+  app.add_option("--opb", o.op_b, "op(B): n, t or c")->capture_default_str();
+  auto* m = app.add_option("--m,-m", o.m, "rows of C");
+  auto* n = app.add_option("--n,-n", o.n, "columns of C");
+  auto* k = app.add_option("--k,-k", o.k, "inner dimension");
+  if (sizes_required) {
+    m->required();
+    n->required();
+    k->required();
+  }
+  app.add_option("--lda", o.lda, "leading dimension of A (0: packed)");
+  app.add_option("--ldb", o.ldb, "leading dimension of B (0: packed)");
+  app.add_option("--ldc", o.ldc, "leading dimension of C (0: packed)");
+  app.add_option("--batch", o.batch, "strided batch count")->capture_default_str();
+  app.add_option("--alpha", o.alpha, "alpha (real part)")->capture_default_str();
+  app.add_option("--beta", o.beta, "beta (real part)")->capture_default_str();
+}
+
+DeviceSpec GpuOption::device() const {
+  if (gpu == "local") return query_local_device();
+  if (gpu.find(".json") != std::string::npos || std::filesystem::exists(gpu))
+    return load_device_file(gpu);
+  return find_builtin_device(gpu);
+}
+
+void add_gpu_option(CLI::App& app, GpuOption& o) {
+  app.add_option("--gpu,-g", o.gpu,
+                 "built-in GPU (" + join(builtin_device_names(), ", ") +
+                     "), 'local' for the GPU of this machine, or a JSON spec file")
+      ->capture_default_str();
+}
+
+Format parse_format(const std::string& text) {
+  if (text == "table") return Format::Table;
+  if (text == "json") return Format::Json;
+  if (text == "csv") return Format::Csv;
+  throw InputError("format '" + text + "' is not one of table, json, csv");
+}
+
+void add_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--format,-f", format, "table, json or csv")->capture_default_str();
+}
+
+}  // namespace gemmtune::cli

@@ -1,0 +1,153 @@
+// gemmtune core: the problem, the kernel configuration and the device description.
+// Nothing here needs a CUDA runtime; everything else in the library builds on these types.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gemmtune {
+
+// Bad user input: sizes, names, ids, files. The message names the value and the rule it broke.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------- problem
+
+enum class Precision : std::uint8_t { S, D, C, Z };
+enum class Op : std::uint8_t { N, T, C };  // C = conjugate transpose (complex only)
+
+char to_char(Precision p);
+char to_char(Op op);
+Precision parse_precision(std::string_view text);
+Op parse_op(std::string_view text);
+int element_bytes(Precision p);  // bytes of one element (complex counts both parts)
+int real_bytes(Precision p);     // bytes of one real component
+bool is_complex(Precision p);
+bool is_double(Precision p);
+// Real fused multiply-adds per complex or real multiply-add of the GEMM.
+int fmas_per_madd(Precision p);
+
+struct Scalar {
+  double re = 1.0;
+  double im = 0.0;
+  bool operator==(const Scalar&) const = default;
+};
+
+// One GEMM call, BLAS convention: column-major, C(MxN) = alpha op(A) op(B) + beta C.
+// Leading dimensions of 0 mean "packed" and are filled in by normalized().
+struct Problem {
+  Precision precision = Precision::S;
+  Op op_a = Op::N;
+  Op op_b = Op::N;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::int64_t batch = 1;
+  Scalar alpha{1.0, 0.0};
+  Scalar beta{0.0, 0.0};
+
+  // Rows of A and B as stored (before op).
+  std::int64_t rows_a() const { return op_a == Op::N ? m : k; }
+  std::int64_t cols_a() const { return op_a == Op::N ? k : m; }
+  std::int64_t rows_b() const { return op_b == Op::N ? k : n; }
+  std::int64_t cols_b() const { return op_b == Op::N ? n : k; }
+  // Elements between consecutive matrices of a strided batch.
+  std::int64_t stride_a() const { return lda * cols_a(); }
+  std::int64_t stride_b() const { return ldb * cols_b(); }
+  std::int64_t stride_c() const { return ldc * n; }
+
+  double flops() const;  // real floating-point operations (2 per real FMA)
+  double min_bytes()
+      const;  // compulsory DRAM traffic: A, B read once, C written (and read if beta != 0)
+  Problem normalized() const;    // fills packed leading dimensions, then validates
+  void validate() const;         // throws InputError naming the bad field and the rule
+  std::string shape_id() const;  // e.g. "s_nt_1000x1000x1000_b1"
+  bool operator==(const Problem&) const = default;
+};
+
+// ---------------------------------------------------------------- kernel configuration
+
+enum class EdgeMode : std::uint8_t { Predicate = 0, Redirect = 1 };
+
+// Every parameter of the SIMT GEMM template (kernels/gemm_simt.cuh). Read layouts are in the
+// coordinates of the matrix as stored: DIM_XA threads run along A's leading (contiguous)
+// dimension, DIM_YA along the other, so the same numbers mean coalesced reads for any op.
+struct KernelConfig {
+  int blk_m = 64, blk_n = 64, blk_k = 8;  // tile of C per block and depth of one K step
+  int dim_x = 16, dim_y = 16;             // compute layout; thread owns THR_M x THR_N of C
+  int dim_xa = 16, dim_ya = 16;           // read layout of the A tile
+  int dim_xb = 16, dim_yb = 16;           // read layout of the B tile
+  int vec_a = 1, vec_b = 1;               // elements per global load (1, 2, 4; <= 16 bytes)
+  int smem_a_kmajor = 1;                  // A tile in shared as [K][M] (1) or [M][K] (0)
+  int smem_b_kmajor = 1;                  // B tile in shared as [K][N] (1) or [N][K] (0)
+  int pad = 0;                            // extra elements per shared row (bank conflicts)
+  int prefetch = 0;                       // register prefetch: 0 none, 1 A, 2 B, 3 both
+  int stages = 1;                         // shared buffers (2 = double buffering)
+  int unroll = 0;                         // inner-loop unroll factor, 0 = full
+  EdgeMode edge = EdgeMode::Predicate;    // out-of-range handling along M and N
+  int raster = 1;                         // block rasterization group along M (L2 reuse)
+
+  int threads() const { return dim_x * dim_y; }
+  int thr_m() const { return blk_m / dim_x; }
+  int thr_n() const { return blk_n / dim_y; }
+  // Canonical text id:
+  // "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD0_PF0_ST1_UR0_ED0_RS1".
+  std::string id() const;
+  static KernelConfig parse(std::string_view id);  // throws InputError; missing keys keep defaults
+  bool operator==(const KernelConfig&) const = default;
+};
+
+// Column names and values in the seeds' CSV style (one column per tuning parameter).
+std::vector<std::string> config_csv_header();
+std::vector<int> config_csv_values(const KernelConfig& c);
+
+// ---------------------------------------------------------------- device description
+
+struct DeviceSpec {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  double sm_clock_mhz = 0;        // boost clock the FMA peak is quoted at
+  double dram_bandwidth_gbs = 0;  // GB/s (1e9 bytes), theoretical
+  std::int64_t l2_bytes = 0;
+  int fp32_lanes_per_sm = 0;  // FP32 FMA per clock per SM
+  int fp64_lanes_per_sm = 0;  // FP64 FMA per clock per SM (SIMT pipe, not tensor cores)
+  int regs_per_sm = 65536;
+  int regs_per_block = 65536;
+  int max_regs_per_thread = 255;
+  std::int64_t smem_per_sm = 0;
+  std::int64_t smem_per_block = 49152;  // default limit without opt-in
+  std::int64_t smem_per_block_optin = 0;
+  std::int64_t smem_reserved_per_block = 0;
+  int max_threads_per_sm = 2048;
+  int max_threads_per_block = 1024;
+  int max_blocks_per_sm = 32;
+  int warp_size = 32;
+  int smem_banks = 32;
+  double smem_bytes_per_clock = 128;  // per SM
+
+  std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
+  double peak_gflops(Precision p) const;  // FMA-pipe peak in GFLOP/s for that precision
+  void validate() const;                  // throws InputError naming the bad field
+  bool operator==(const DeviceSpec&) const = default;
+};
+
+// Built-in table; lookup is case-insensitive and ignores '-', '_' and spaces.
+const std::vector<DeviceSpec>& builtin_devices();
+std::vector<std::string> builtin_device_names();
+DeviceSpec find_builtin_device(std::string_view name);  // throws InputError listing known names
+
+std::string device_to_json(const DeviceSpec& d);
+DeviceSpec device_from_json(const std::string& json_text);  // throws InputError
+DeviceSpec load_device_file(const std::string& path);       // throws InputError
+
+// Helpers shared by the text parsers.
+std::int64_t parse_int(std::string_view text, std::string_view what);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+}  // namespace gemmtune

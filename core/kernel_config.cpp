@@ -1,0 +1,107 @@
+// KernelConfig text ids: one token per parameter, KEY then value, joined by '_'.
+#include <cctype>
+#include <map>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+namespace {
+
+struct Field {
+  const char* key;
+  int KernelConfig::*member;
+};
+
+// The order here is the canonical order of ids and CSV columns.
+constexpr Field kFields[] = {
+    {"BM", &KernelConfig::blk_m},         {"BN", &KernelConfig::blk_n},
+    {"BK", &KernelConfig::blk_k},         {"DX", &KernelConfig::dim_x},
+    {"DY", &KernelConfig::dim_y},         {"DXA", &KernelConfig::dim_xa},
+    {"DYA", &KernelConfig::dim_ya},       {"DXB", &KernelConfig::dim_xb},
+    {"DYB", &KernelConfig::dim_yb},       {"VA", &KernelConfig::vec_a},
+    {"VB", &KernelConfig::vec_b},         {"LA", &KernelConfig::smem_a_kmajor},
+    {"LB", &KernelConfig::smem_b_kmajor}, {"PD", &KernelConfig::pad},
+    {"PF", &KernelConfig::prefetch},      {"ST", &KernelConfig::stages},
+    {"UR", &KernelConfig::unroll},        {"RS", &KernelConfig::raster},
+};
+constexpr const char* kEdgeKey = "ED";
+
+}  // namespace
+
+std::string KernelConfig::id() const {
+  std::string out;
+  for (const Field& f : kFields) {
+    if (!out.empty()) out += '_';
+    out += f.key;
+    out += std::to_string(this->*f.member);
+  }
+  out += std::string("_") + kEdgeKey + std::to_string(static_cast<int>(edge));
+  return out;
+}
+
+KernelConfig KernelConfig::parse(std::string_view id) {
+  KernelConfig c;
+  std::map<std::string, bool> seen;
+  size_t pos = 0;
+  if (id.empty()) throw InputError("empty configuration id");
+  while (pos <= id.size()) {
+    size_t end = id.find('_', pos);
+    if (end == std::string_view::npos) end = id.size();
+    std::string_view token = id.substr(pos, end - pos);
+    size_t digits = 0;
+    while (digits < token.size() && std::isalpha(static_cast<unsigned char>(token[digits])))
+      ++digits;
+    std::string key(token.substr(0, digits));
+    std::string_view value_text = token.substr(digits);
+    if (key.empty() || value_text.empty())
+      throw InputError("configuration id token '" + std::string(token) +
+                       "' is not KEY followed by a number (in '" + std::string(id) + "')");
+    if (seen[key]) throw InputError("configuration id repeats key '" + key + "'");
+    seen[key] = true;
+    const int value = static_cast<int>(parse_int(value_text, "configuration id value of " + key));
+    bool matched = false;
+    for (const Field& f : kFields) {
+      if (key == f.key) {
+        c.*f.member = value;
+        matched = true;
+      }
+    }
+    if (key == kEdgeKey) {
+      if (value != 0 && value != 1)
+        throw InputError("ED" + std::to_string(value) +
+                         ": edge mode must be 0 (predicate) or 1 (redirect)");
+      c.edge = static_cast<EdgeMode>(value);
+      matched = true;
+    }
+    if (!matched) {
+      std::vector<std::string> keys;
+      for (const Field& f : kFields) keys.emplace_back(f.key);
+      keys.emplace_back(kEdgeKey);
+      throw InputError("unknown configuration id key '" + key + "' (known: " + join(keys, ", ") +
+                       ")");
+    }
+    pos = end + 1;
+  }
+  // The read layouts use every thread, so DYA and DYB follow from the rest when not given.
+  if (!seen["DYA"] && c.dim_xa > 0 && c.threads() % c.dim_xa == 0)
+    c.dim_ya = c.threads() / c.dim_xa;
+  if (!seen["DYB"] && c.dim_xb > 0 && c.threads() % c.dim_xb == 0)
+    c.dim_yb = c.threads() / c.dim_xb;
+  return c;
+}
+
+std::vector<std::string> config_csv_header() {
+  std::vector<std::string> names;
+  for (const Field& f : kFields) names.emplace_back(f.key);
+  names.emplace_back(kEdgeKey);
+  return names;
+}
+
+std::vector<int> config_csv_values(const KernelConfig& c) {
+  std::vector<int> values;
+  for (const Field& f : kFields) values.push_back(c.*f.member);
+  values.push_back(static_cast<int>(c.edge));
+  return values;
+}
+
+}  // namespace gemmtune

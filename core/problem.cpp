@@ -1,0 +1,151 @@
+// Problem: the GEMM call as BLAS sees it, and the checks BLAS would make.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+
+char to_char(Precision p) {
+  return "SDCZ"[static_cast<int>(p)];
+}
+char to_char(Op op) {
+  return "NTC"[static_cast<int>(op)];
+}
+
+Precision parse_precision(std::string_view text) {
+  if (text.size() == 1) {
+    switch (std::toupper(static_cast<unsigned char>(text[0]))) {
+      case 'S':
+        return Precision::S;
+      case 'D':
+        return Precision::D;
+      case 'C':
+        return Precision::C;
+      case 'Z':
+        return Precision::Z;
+      default:
+        break;
+    }
+  }
+  throw InputError("precision '" + std::string(text) + "' is not one of s, d, c, z");
+}
+
+Op parse_op(std::string_view text) {
+  if (text.size() == 1) {
+    switch (std::toupper(static_cast<unsigned char>(text[0]))) {
+      case 'N':
+        return Op::N;
+      case 'T':
+        return Op::T;
+      case 'C':
+        return Op::C;
+      default:
+        break;
+    }
+  }
+  throw InputError("op '" + std::string(text) + "' is not one of n, t, c");
+}
+
+int element_bytes(Precision p) {
+  switch (p) {
+    case Precision::S:
+      return 4;
+    case Precision::D:
+      return 8;
+    case Precision::C:
+      return 8;
+    case Precision::Z:
+      return 16;
+  }
+  return 0;
+}
+int real_bytes(Precision p) {
+  return is_double(p) ? 8 : 4;
+}
+bool is_complex(Precision p) {
+  return p == Precision::C || p == Precision::Z;
+}
+bool is_double(Precision p) {
+  return p == Precision::D || p == Precision::Z;
+}
+int fmas_per_madd(Precision p) {
+  return is_complex(p) ? 4 : 1;
+}
+
+std::int64_t parse_int(std::string_view text, std::string_view what) {
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw InputError(std::string(what) + " '" + std::string(text) + "' is not an integer");
+  return value;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+double Problem::flops() const {
+  return 2.0 * fmas_per_madd(precision) * double(m) * double(n) * double(k) * double(batch);
+}
+
+double Problem::min_bytes() const {
+  const double e = element_bytes(precision);
+  const bool reads_c = beta.re != 0.0 || beta.im != 0.0;
+  return e * double(batch) *
+         (double(m) * double(k) + double(k) * double(n) +
+          double(m) * double(n) * (reads_c ? 2 : 1));
+}
+
+Problem Problem::normalized() const {
+  Problem p = *this;
+  if (p.lda == 0) p.lda = std::max<std::int64_t>(1, p.rows_a());
+  if (p.ldb == 0) p.ldb = std::max<std::int64_t>(1, p.rows_b());
+  if (p.ldc == 0) p.ldc = std::max<std::int64_t>(1, p.m);
+  p.validate();
+  return p;
+}
+
+void Problem::validate() const {
+  auto need = [](bool ok, const std::string& msg) {
+    if (!ok) throw InputError(msg);
+  };
+  // 2^31 elements per dimension keeps every index computation of the kernels in range.
+  constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
+  need(m >= 1, "M = " + std::to_string(m) + " is invalid: M must be >= 1");
+  need(n >= 1, "N = " + std::to_string(n) + " is invalid: N must be >= 1");
+  need(k >= 1, "K = " + std::to_string(k) + " is invalid: K must be >= 1");
+  need(m < kMaxDim && n < kMaxDim && k < kMaxDim,
+       "dimensions must be below 2^31 (got M=" + std::to_string(m) + ", N=" + std::to_string(n) +
+           ", K=" + std::to_string(k) + ")");
+  need(batch >= 1, "batch = " + std::to_string(batch) + " is invalid: batch must be >= 1");
+  need(batch <= 65535, "batch = " + std::to_string(batch) +
+                           " exceeds 65535, the most grid.z blocks one launch can have");
+  need(lda >= rows_a(), "lda = " + std::to_string(lda) + " is smaller than the rows of A (" +
+                            std::to_string(rows_a()) + " for op(A) = " + to_char(op_a) + ")");
+  need(ldb >= rows_b(), "ldb = " + std::to_string(ldb) + " is smaller than the rows of B (" +
+                            std::to_string(rows_b()) + " for op(B) = " + to_char(op_b) + ")");
+  need(ldc >= m, "ldc = " + std::to_string(ldc) + " is smaller than M = " + std::to_string(m));
+  if (!is_complex(precision)) {
+    need(op_a != Op::C && op_b != Op::C,
+         std::string("op 'c' (conjugate transpose) needs a complex precision, got ") +
+             to_char(precision));
+    need(alpha.im == 0.0 && beta.im == 0.0, "alpha and beta must be real for a real precision");
+  }
+}
+
+std::string Problem::shape_id() const {
+  std::ostringstream s;
+  s << char(std::tolower(to_char(precision))) << '_' << char(std::tolower(to_char(op_a)))
+    << char(std::tolower(to_char(op_b))) << '_' << m << 'x' << n << 'x' << k << "_b" << batch;
+  return s.str();
+}
+
+}  // namespace gemmtune

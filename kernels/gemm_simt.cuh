@@ -1,0 +1,332 @@
+// gemmtune SIMT GEMM template. Column-major, BLAS convention:
+//   C(M x N) = alpha * op(A) * op(B) + beta * C, strided batch over blockIdx.z.
+// The renderer (kernels/render.cpp) prepends one #define per tuning parameter:
+//   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
+//   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
+//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER.
+// Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
+// NVRTC compiles this without any include file.
+
+#if GT_PREC == 0
+typedef float real_t;
+typedef float elem_t;
+#define GT_COMPLEX 0
+#elif GT_PREC == 1
+typedef double real_t;
+typedef double elem_t;
+#define GT_COMPLEX 0
+#elif GT_PREC == 2
+typedef float real_t;
+typedef float2 elem_t;
+#define GT_COMPLEX 1
+#else
+typedef double real_t;
+typedef double2 elem_t;
+#define GT_COMPLEX 1
+#endif
+
+#define THREADS (DIM_X * DIM_Y)
+#define THR_M (BLK_M / DIM_X)
+#define THR_N (BLK_N / DIM_Y)
+
+// Stored tile of A: rows run along the contiguous dimension.
+#if GT_OP_A == 0
+#define SA_ROWS BLK_M
+#define SA_COLS BLK_K
+#else
+#define SA_ROWS BLK_K
+#define SA_COLS BLK_M
+#endif
+#if GT_OP_B == 0
+#define SB_ROWS BLK_K
+#define SB_COLS BLK_N
+#else
+#define SB_ROWS BLK_N
+#define SB_COLS BLK_K
+#endif
+
+#define A_ROW_STEPS (SA_ROWS / (DIM_XA * VEC_A))
+#define A_COL_STEPS (SA_COLS / DIM_YA)
+#define B_ROW_STEPS (SB_ROWS / (DIM_XB * VEC_B))
+#define B_COL_STEPS (SB_COLS / DIM_YB)
+
+// Shared tiles, one stage each; the compute loop reads A as (m, k) and B as (k, n).
+#if LA_KMAJOR
+#define SA_SIZE (BLK_K * (BLK_M + PAD))
+#define SA_AT(s, m, k) s[(k) * (BLK_M + PAD) + (m)]
+#else
+#define SA_SIZE (BLK_M * (BLK_K + PAD))
+#define SA_AT(s, m, k) s[(m) * (BLK_K + PAD) + (k)]
+#endif
+#if LB_KMAJOR
+#define SB_SIZE (BLK_K * (BLK_N + PAD))
+#define SB_AT(s, k, n) s[(k) * (BLK_N + PAD) + (n)]
+#else
+#define SB_SIZE (BLK_N * (BLK_K + PAD))
+#define SB_AT(s, k, n) s[(n) * (BLK_K + PAD) + (k)]
+#endif
+
+#define GT_STR2(x) #x
+#define GT_STR(x) GT_STR2(x)
+#if UNROLL == 0
+#define GT_UNROLL_K _Pragma("unroll")
+#else
+#define GT_UNROLL_K _Pragma(GT_STR(unroll UNROLL))
+#endif
+
+__device__ __forceinline__ elem_t gt_zero() {
+#if GT_COMPLEX
+  elem_t z;
+  z.x = 0;
+  z.y = 0;
+  return z;
+#else
+  return 0;
+#endif
+}
+
+__device__ __forceinline__ elem_t gt_conj(elem_t a) {
+#if GT_COMPLEX
+  a.y = -a.y;
+#endif
+  return a;
+}
+
+// c += a * b
+__device__ __forceinline__ void gt_fma(elem_t& c, elem_t a, elem_t b) {
+#if GT_COMPLEX
+  c.x = fma(a.x, b.x, c.x);
+  c.x = fma(-a.y, b.y, c.x);
+  c.y = fma(a.x, b.y, c.y);
+  c.y = fma(a.y, b.x, c.y);
+#else
+  c = fma(a, b, c);
+#endif
+}
+
+__device__ __forceinline__ elem_t gt_mul(elem_t a, elem_t b) {
+#if GT_COMPLEX
+  elem_t r;
+  r.x = a.x * b.x - a.y * b.y;
+  r.y = a.x * b.y + a.y * b.x;
+  return r;
+#else
+  return a * b;
+#endif
+}
+
+__device__ __forceinline__ bool gt_is_zero(elem_t a) {
+#if GT_COMPLEX
+  return a.x == 0 && a.y == 0;
+#else
+  return a == 0;
+#endif
+}
+
+template <int V>
+struct __align__(sizeof(elem_t) * V) gt_vec {
+  elem_t v[V];
+};
+
+// Loads VEC consecutive stored rows [row, row+VEC) of column col into out.
+// rows/cols bound the stored matrix; row_zero / col_zero say whether an index past the bound
+// must read as zero (the K dimension always, M and N under predication) or may be clamped to
+// the last valid index (pointer redirecting: those values only reach outputs never stored).
+template <int V, bool RowZero, bool ColZero, bool Conj>
+__device__ __forceinline__ void gt_load(elem_t (&out)[V], const elem_t* __restrict__ base,
+                                        long long ld, int row, int col, int rows, int cols) {
+  bool col_ok = col < cols;
+  if (!ColZero && !col_ok) {
+    col = cols - 1;
+    col_ok = true;
+  }
+  if (V > 1 && col_ok && row + V <= rows) {
+    gt_vec<V> w = *reinterpret_cast<const gt_vec<V>*>(base + row + (long long)col * ld);
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[v] = Conj ? gt_conj(w.v[v]) : w.v[v];
+    return;
+  }
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    int r = row + v;
+    bool ok = col_ok && r < rows;
+    if (!RowZero && col_ok && !ok) {
+      r = rows - 1;
+      ok = true;
+    }
+    elem_t x = ok ? base[r + (long long)col * ld] : gt_zero();
+    out[v] = Conj ? gt_conj(x) : x;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* __restrict__ A, long long lda,
+                    long long stride_a, const elem_t* __restrict__ B, long long ldb,
+                    long long stride_b, elem_t beta, elem_t* __restrict__ C, long long ldc,
+                    long long stride_c) {
+  extern __shared__ __align__(16) unsigned char gt_smem_raw[];
+  elem_t* smem = reinterpret_cast<elem_t*>(gt_smem_raw);
+
+  const int tid = threadIdx.x;
+  const int tiles_m = (M + BLK_M - 1) / BLK_M;
+  const int tiles_n = (N + BLK_N - 1) / BLK_N;
+  int bm, bn;
+#if RASTER <= 1
+  bm = blockIdx.x % tiles_m;
+  bn = blockIdx.x / tiles_m;
+#else
+  {
+    // Groups of RASTER tile columns: blocks running together share panels of A and B in L2.
+    const int per_group = RASTER * tiles_m;
+    const int group = blockIdx.x / per_group;
+    const int first_n = group * RASTER;
+    const int group_n = min(tiles_n - first_n, RASTER);
+    const int in_group = blockIdx.x % per_group;
+    bn = first_n + in_group % group_n;
+    bm = in_group / group_n;
+  }
+#endif
+  if (bn >= tiles_n) return;
+
+  A += blockIdx.z * stride_a;
+  B += blockIdx.z * stride_b;
+  C += blockIdx.z * stride_c;
+  const int m0 = bm * BLK_M;
+  const int n0 = bn * BLK_N;
+
+  const int txa = tid % DIM_XA, tya = tid / DIM_XA;
+  const int txb = tid % DIM_XB, tyb = tid / DIM_XB;
+  const int tx = tid % DIM_X, ty = tid / DIM_X;
+
+  elem_t ra[A_COL_STEPS][A_ROW_STEPS][VEC_A];
+  elem_t rb[B_COL_STEPS][B_ROW_STEPS][VEC_B];
+  elem_t acc[THR_M][THR_N];
+#pragma unroll
+  for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) acc[i][j] = gt_zero();
+
+  // Global -> registers for the K step starting at k0.
+  auto load_a = [&](int k0) {
+#pragma unroll
+    for (int c = 0; c < A_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < A_ROW_STEPS; ++r) {
+        const int row = txa * VEC_A + r * DIM_XA * VEC_A;
+        const int col = tya + c * DIM_YA;
+#if GT_OP_A == 0
+        gt_load<VEC_A, !EDGE_REDIRECT, true, false>(ra[c][r], A, lda, m0 + row, k0 + col, M, K);
+#else
+        gt_load<VEC_A, true, !EDGE_REDIRECT, GT_OP_A == 2>(ra[c][r], A, lda, k0 + row, m0 + col, K,
+                                                           M);
+#endif
+      }
+  };
+  auto load_b = [&](int k0) {
+#pragma unroll
+    for (int c = 0; c < B_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < B_ROW_STEPS; ++r) {
+        const int row = txb * VEC_B + r * DIM_XB * VEC_B;
+        const int col = tyb + c * DIM_YB;
+#if GT_OP_B == 0
+        gt_load<VEC_B, true, !EDGE_REDIRECT, false>(rb[c][r], B, ldb, k0 + row, n0 + col, K, N);
+#else
+        gt_load<VEC_B, !EDGE_REDIRECT, true, GT_OP_B == 2>(rb[c][r], B, ldb, n0 + row, k0 + col, N,
+                                                           K);
+#endif
+      }
+  };
+  // Registers -> shared stage s.
+  auto store_a = [&](int s) {
+    elem_t* sa = smem + s * (SA_SIZE + SB_SIZE);
+#pragma unroll
+    for (int c = 0; c < A_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < A_ROW_STEPS; ++r)
+#pragma unroll
+        for (int v = 0; v < VEC_A; ++v) {
+          const int row = txa * VEC_A + r * DIM_XA * VEC_A + v;
+          const int col = tya + c * DIM_YA;
+#if GT_OP_A == 0
+          SA_AT(sa, row, col) = ra[c][r][v];
+#else
+          SA_AT(sa, col, row) = ra[c][r][v];
+#endif
+        }
+  };
+  auto store_b = [&](int s) {
+    elem_t* sb = smem + s * (SA_SIZE + SB_SIZE) + SA_SIZE;
+#pragma unroll
+    for (int c = 0; c < B_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < B_ROW_STEPS; ++r)
+#pragma unroll
+        for (int v = 0; v < VEC_B; ++v) {
+          const int row = txb * VEC_B + r * DIM_XB * VEC_B + v;
+          const int col = tyb + c * DIM_YB;
+#if GT_OP_B == 0
+          SB_AT(sb, row, col) = rb[c][r][v];
+#else
+          SB_AT(sb, col, row) = rb[c][r][v];
+#endif
+        }
+  };
+
+  const int k_tiles = (K + BLK_K - 1) / BLK_K;
+  load_a(0);
+  load_b(0);
+  store_a(0);
+  store_b(0);
+  __syncthreads();
+
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int cur = STAGES == 2 ? (kt & 1) : 0;
+    const int nxt = STAGES == 2 ? (cur ^ 1) : 0;
+    const bool has_next = kt + 1 < k_tiles;
+    const int k_next = (kt + 1) * BLK_K;
+    // Prefetched operands are in flight while this step computes.
+    if ((PREFETCH & 1) && has_next) load_a(k_next);
+    if ((PREFETCH & 2) && has_next) load_b(k_next);
+
+    const elem_t* sa = smem + cur * (SA_SIZE + SB_SIZE);
+    const elem_t* sb = sa + SA_SIZE;
+    GT_UNROLL_K
+    for (int kk = 0; kk < BLK_K; ++kk) {
+      elem_t a[THR_M], b[THR_N];
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, tx + i * DIM_X, kk);
+#pragma unroll
+      for (int j = 0; j < THR_N; ++j) b[j] = SB_AT(sb, kk, ty + j * DIM_Y);
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+        for (int j = 0; j < THR_N; ++j) gt_fma(acc[i][j], a[i], b[j]);
+    }
+
+    if (STAGES == 1) __syncthreads();  // one buffer: all reads of it end before it is refilled
+    if (has_next) {
+      if (!(PREFETCH & 1)) load_a(k_next);
+      if (!(PREFETCH & 2)) load_b(k_next);
+      store_a(nxt);
+      store_b(nxt);
+    }
+    __syncthreads();
+  }
+
+  const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
+#pragma unroll
+  for (int i = 0; i < THR_M; ++i) {
+    const int m = m0 + tx + i * DIM_X;
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) {
+      const int n = n0 + ty + j * DIM_Y;
+      if (m < M && n < N) {
+        elem_t* out = C + m + (long long)n * ldc;
+        elem_t value = gt_mul(alpha, acc[i][j]);
+        if (read_c) gt_fma(value, beta, *out);
+        *out = value;
+      }
+    }
+  }
+}

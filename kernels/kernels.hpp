@@ -1,0 +1,20 @@
+// gemmtune kernels: CUDA C++ source for one kernel configuration.
+#pragma once
+
+#include <string>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+
+// The name of the kernel's entry point in every rendered source.
+inline constexpr const char* kKernelEntry = "gemmtune_kernel";
+
+// The parametrized template, as shipped (kernels/gemm_simt.cuh).
+const std::string& kernel_template();
+
+// Complete, self-contained source for one configuration of one precision and op shape.
+// Throws InputError when the op is not valid for the precision (conjugate on a real type).
+std::string render_source(const KernelConfig& config, Precision precision, Op op_a, Op op_b);
+
+}  // namespace gemmtune

@@ -1,0 +1,110 @@
+// gemmtune model: resources -> occupancy -> time estimate, with every term kept so that a
+// ranking can say why. Pure functions of (Problem, DeviceSpec, KernelConfig, coefficients).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+
+// ---------------------------------------------------------------- occupancy
+
+enum class OccupancyLimit : std::uint8_t { Warps, Registers, SharedMemory, Blocks, None };
+const char* to_string(OccupancyLimit limit);
+
+struct Occupancy {
+  int blocks_per_sm = 0;  // 0: the block cannot run at all on this device
+  int warps_per_sm = 0;
+  double fraction = 0;  // active warps / maximum warps per SM
+  OccupancyLimit limit = OccupancyLimit::None;
+  int limit_by_warps = 0, limit_by_regs = 0, limit_by_smem = 0, limit_by_blocks = 0;
+  int allocated_regs_per_block = 0;
+  std::int64_t allocated_smem_per_block = 0;  // includes the per-block reservation
+};
+
+// CUDA's own calculator (cuda_occupancy.h) fed from DeviceSpec. smem_bytes is the kernel's
+// dynamic shared memory; the opt-in limit applies, as the runner raises it for large tiles.
+// Throws InputError when the device or the kernel is outside the calculator's inputs.
+Occupancy occupancy(const DeviceSpec& device, int threads_per_block, int regs_per_thread,
+                    std::int64_t smem_bytes);
+
+// ---------------------------------------------------------------- resources
+
+// Shared memory the template allocates for one configuration: exact.
+std::int64_t shared_bytes(const KernelConfig& c, Precision p);
+
+// Shared-memory wavefronts one warp instruction needs (1 = conflict-free), from the addresses
+// of the first warp: compute-loop reads of A and B, and the stores that fill the tiles.
+struct BankProfile {
+  double read_a = 1, read_b = 1, store_a = 1, store_b = 1;
+};
+BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
+
+// Registers per thread before compiling: a linear model of the live values of the template,
+// fitted by least squares on compiled samples (fit_register_model).
+struct RegisterModel {
+  // base, accumulators, operand fragments, prefetch buffers, load staging, per-stage address
+  std::array<double, 6> coef{};
+  double stated_error = 0;  // the estimate is within this many registers on the fit samples
+};
+const RegisterModel& default_register_model();
+std::array<double, 6> register_features(const KernelConfig& c, Precision p);
+int estimate_registers(const KernelConfig& c, Precision p, const RegisterModel& model);
+
+struct RegisterSample {
+  KernelConfig config;
+  Precision precision = Precision::S;
+  int registers = 0;  // as ptxas reported
+};
+// Least squares (Eigen) over compiled samples; stated_error is the largest residual seen.
+RegisterModel fit_register_model(const std::vector<RegisterSample>& samples);
+
+// ---------------------------------------------------------------- time
+
+// Coefficients the calibration fits; defaults are first-principles guesses for any NVIDIA GPU.
+struct ModelCoefficients {
+  double fma_efficiency = 0.92;         // of the FMA pipe peak, when the pipe is the limit
+  double smem_efficiency = 0.90;        // of shared-memory wavefront throughput
+  double issue_efficiency = 0.95;       // of one warp instruction per clock per sub-partition
+  double instr_per_global_load = 3;     // load, address and predicate per global load
+  double loop_instr_per_step = 3;       // counter, compare, branch per un-unrolled K step
+  double dram_efficiency = 0.85;        // of theoretical DRAM bandwidth
+  double l2_bytes_per_clock_sm = 48;    // sustained L2 -> SM bytes per clock per SM
+  double mem_latency_cycles = 700;      // global load latency an iteration must cover
+  double sync_cycles = 40;              // one __syncthreads with its drain
+  double warps_to_saturate = 8;         // warps per SM below which issue falls off linearly
+  double launch_us = 3.0;               // launch and tail
+  double epilogue_cycles_per_elem = 2;  // per C element and thread, store and scale
+  bool operator==(const ModelCoefficients&) const = default;
+};
+
+enum class TimeLimit : std::uint8_t { Compute, SharedMemory, Issue, L2, Dram, Latency, Launch };
+const char* to_string(TimeLimit limit);
+
+struct Prediction {
+  double time_s = 0;
+  double gflops = 0;
+  Occupancy occ;
+  int registers = 0;  // per thread, estimated or from the compiler
+  bool registers_from_compiler = false;
+  std::int64_t smem_bytes = 0;
+  // Terms, seconds. time_s = max(sm_time, dram, l2) + launch; sm_time includes compute or
+  // shared (whichever binds), exposed latency and the wave tail.
+  double t_compute = 0, t_smem = 0, t_issue = 0, t_l2 = 0, t_dram = 0, t_latency = 0, t_launch = 0;
+  double wave_efficiency = 0;  // tiles / (blocks of the busiest SM x SMs)
+  std::int64_t tiles = 0;
+  double fma_count = 0;  // real FMA instructions executed (per thread lane), padded tiles included
+  double dram_bytes = 0, l2_bytes = 0, smem_wavefronts = 0;
+  TimeLimit limit = TimeLimit::Compute;
+  std::string why() const;  // one line: the limiting term and the numbers behind it
+};
+
+// regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
+Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
+                   const ModelCoefficients& coefficients = {}, int regs_from_compiler = -1);
+
+}  // namespace gemmtune

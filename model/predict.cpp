@@ -1,0 +1,181 @@
+// The analytical time model. Per busiest SM: K iterations of (FMA or shared-memory work) with
+// the global-load latency each iteration exposes, over rounds of co-resident blocks; globally:
+// DRAM and L2 traffic with tile reuse. Every term is kept so predict can say why.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "model/model.hpp"
+
+namespace gemmtune {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// DRAM bytes for reading A and B: blocks that run together share panels through L2, so a
+// window of concurrent tiles reads its rows of A and columns of B once.
+double dram_ab_bytes(const Problem& p, const KernelConfig& c, std::int64_t tiles_m,
+                     std::int64_t tiles_n, std::int64_t concurrent, double l2_bytes) {
+  const double e = element_bytes(p.precision);
+  const double a_bytes = double(p.m) * p.k * e, b_bytes = double(p.k) * p.n * e;
+  const double compulsory = a_bytes + b_bytes;
+  const double no_reuse = double(tiles_m * tiles_n) * double(p.k) * (c.blk_m + c.blk_n) * e;
+  if (compulsory <= 0.5 * l2_bytes) return compulsory;  // both stay resident in L2
+  const std::int64_t tiles = tiles_m * tiles_n;
+  const std::int64_t window = std::max<std::int64_t>(1, std::min(tiles, concurrent));
+  std::int64_t rows, cols;
+  if (c.raster <= 1) {  // m fastest
+    rows = std::min(tiles_m, window);
+    cols = ceil_div(window, tiles_m);
+  } else {  // groups of `raster` tile columns
+    cols = std::min<std::int64_t>(c.raster, tiles_n);
+    rows = std::min(tiles_m, ceil_div(window, cols));
+  }
+  const double windows = double(tiles) / double(window);
+  double a_reads = windows * double(rows) * c.blk_m * double(p.k) * e;
+  double b_reads = windows * double(cols) * c.blk_n * double(p.k) * e;
+  if (a_bytes <= 0.5 * l2_bytes) a_reads = a_bytes;  // A alone stays in L2
+  if (b_bytes <= 0.5 * l2_bytes) b_reads = b_bytes;
+  return std::clamp(a_reads + b_reads, compulsory, std::max(compulsory, no_reuse));
+}
+
+}  // namespace
+
+const char* to_string(TimeLimit limit) {
+  switch (limit) {
+    case TimeLimit::Compute:
+      return "compute";
+    case TimeLimit::SharedMemory:
+      return "shared memory";
+    case TimeLimit::Issue:
+      return "issue";
+    case TimeLimit::L2:
+      return "L2";
+    case TimeLimit::Dram:
+      return "DRAM";
+    case TimeLimit::Latency:
+      return "latency";
+    case TimeLimit::Launch:
+      return "launch";
+  }
+  return "?";
+}
+
+Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
+                   const ModelCoefficients& k, int regs_from_compiler) {
+  Prediction r;
+  r.registers_from_compiler = regs_from_compiler > 0;
+  r.registers = r.registers_from_compiler
+                    ? regs_from_compiler
+                    : estimate_registers(c, p.precision, default_register_model());
+  r.smem_bytes = shared_bytes(c, p.precision);
+  r.occ = occupancy(d, c.threads(), r.registers, r.smem_bytes);
+  if (r.occ.blocks_per_sm == 0)
+    throw InputError("configuration " + c.id() + " cannot run on " + d.name + ": " +
+                     std::to_string(c.threads()) + " threads, " + std::to_string(r.registers) +
+                     " registers, " + std::to_string(r.smem_bytes) +
+                     " bytes of shared memory leave no block resident (limited by " +
+                     to_string(r.occ.limit) + ")");
+
+  const double clock_hz = d.sm_clock_mhz * 1e6;
+  const double e = element_bytes(p.precision);
+  const int fpm = fmas_per_madd(p.precision);
+  const int lanes = is_double(p.precision) ? d.fp64_lanes_per_sm : d.fp32_lanes_per_sm;
+  const std::int64_t tiles_m = ceil_div(p.m, c.blk_m), tiles_n = ceil_div(p.n, c.blk_n);
+  r.tiles = tiles_m * tiles_n * p.batch;
+  const std::int64_t k_tiles = ceil_div(p.k, c.blk_k);
+  const int warps_per_block = (c.threads() + d.warp_size - 1) / d.warp_size;
+  const int blocks = r.occ.blocks_per_sm;
+
+  // One block, one K step, cycles of the whole SM.
+  const BankProfile bank = bank_profile(c, p.precision, p.op_a, p.op_b);
+  const double fma_iter = double(c.blk_m) * c.blk_n * c.blk_k * fpm / lanes;
+  const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
+  const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
+  const double smem_iter =
+      warps_per_block * (c.blk_k * (c.thr_m() * bank.read_a + c.thr_n() * bank.read_b) +
+                         loads_a * bank.store_a + loads_b * bank.store_b);
+  // Every warp instruction takes an issue slot: one per clock in each of 4 sub-partitions.
+  // FFMA and scalar LDS compete for them, which caps SIMT GEMM below the FMA peak.
+  const double fma_instr = double(c.thr_m()) * c.thr_n() * fpm;
+  const double lds_instr = double(c.thr_m() + c.thr_n());
+  const double load_instr = loads_a / c.vec_a + loads_b / c.vec_b;
+  const double loop_instr =
+      c.unroll == 0 ? 0.0 : double(c.blk_k) / c.unroll * k.loop_instr_per_step;
+  const double issue_iter =
+      warps_per_block *
+      (c.blk_k * (fma_instr + lds_instr) + load_instr * k.instr_per_global_load +
+       (loads_a + loads_b) + loop_instr + 4.0 * c.stages) /
+      4.0;
+  const double work_iter = std::max({fma_iter / k.fma_efficiency, smem_iter / k.smem_efficiency,
+                                     issue_iter / k.issue_efficiency});
+  const double syncs = c.stages == 1 ? 2.0 : 1.0;
+  const double exposed =
+      c.prefetch == 3 ? std::max(0.0, k.mem_latency_cycles - work_iter) : k.mem_latency_cycles;
+  // A round of b co-resident blocks: they share the SM's pipes, and while one waits on its
+  // loads the others issue; few warps in all cannot keep the pipes busy.
+  auto round_cycles = [&](int b) {
+    const double issue = std::min(1.0, double(b * warps_per_block) / k.warps_to_saturate);
+    const double per_iter =
+        std::max(b * work_iter / issue, work_iter + exposed + syncs * k.sync_cycles);
+    const double epilogue = k.epilogue_cycles_per_elem * c.thr_m() * c.thr_n() * fpm;
+    return double(k_tiles) * per_iter + k.mem_latency_cycles + epilogue;
+  };
+  const std::int64_t busiest = ceil_div(r.tiles, d.sm_count);
+  const std::int64_t full_rounds = busiest / blocks;
+  const int last = int(busiest % blocks);
+  const double sm_cycles =
+      double(full_rounds) * round_cycles(blocks) + (last ? round_cycles(last) : 0.0);
+  const double sm_time = sm_cycles / clock_hz;
+  r.wave_efficiency = double(r.tiles) / double(busiest * d.sm_count);
+
+  r.fma_count = double(r.tiles) * c.blk_m * c.blk_n * double(k_tiles) * c.blk_k * fpm;
+  r.t_compute = double(busiest) * k_tiles * fma_iter / k.fma_efficiency / clock_hz;
+  r.t_smem = double(busiest) * k_tiles * smem_iter / k.smem_efficiency / clock_hz;
+  r.t_issue = double(busiest) * k_tiles * issue_iter / k.issue_efficiency / clock_hz;
+  r.t_latency = std::max(0.0, sm_time - std::max({r.t_compute, r.t_smem, r.t_issue}));
+  r.smem_wavefronts = double(r.tiles) * k_tiles * smem_iter;
+
+  const bool reads_c = p.beta.re != 0.0 || p.beta.im != 0.0;
+  const double c_bytes = double(p.m) * p.n * e * (reads_c ? 2 : 1) * p.batch;
+  r.l2_bytes = double(r.tiles) * double(k_tiles) * c.blk_k * (c.blk_m + c.blk_n) * e + c_bytes;
+  const std::int64_t concurrent = std::int64_t(blocks) * d.sm_count;
+  r.dram_bytes =
+      p.batch * dram_ab_bytes(p, c, tiles_m, tiles_n, concurrent, double(d.l2_bytes)) + c_bytes;
+  r.t_l2 = r.l2_bytes / (k.l2_bytes_per_clock_sm * d.sm_count * clock_hz);
+  r.t_dram = r.dram_bytes / (d.dram_bandwidth_gbs * 1e9 * k.dram_efficiency);
+  r.t_launch = k.launch_us * 1e-6;
+
+  const double body = std::max({sm_time, r.t_l2, r.t_dram});
+  r.time_s = body + r.t_launch;
+  r.gflops = p.flops() / r.time_s * 1e-9;
+  if (r.t_launch > body) {
+    r.limit = TimeLimit::Launch;
+  } else if (body == r.t_dram) {
+    r.limit = TimeLimit::Dram;
+  } else if (body == r.t_l2) {
+    r.limit = TimeLimit::L2;
+  } else if (r.t_latency > std::max({r.t_compute, r.t_smem, r.t_issue})) {
+    r.limit = TimeLimit::Latency;
+  } else if (r.t_issue >= std::max(r.t_compute, r.t_smem)) {
+    r.limit = TimeLimit::Issue;
+  } else {
+    r.limit = r.t_smem > r.t_compute ? TimeLimit::SharedMemory : TimeLimit::Compute;
+  }
+  return r;
+}
+
+std::string Prediction::why() const {
+  char buf[320];
+  std::snprintf(
+      buf, sizeof buf,
+      "%s-bound: FMA %.1f us, shared %.1f us, issue %.1f us, latency %.1f us, L2 %.1f us, "
+      "DRAM %.1f us; occupancy %.0f%% (%d blocks/SM, %s), waves %.2f",
+      to_string(limit), t_compute * 1e6, t_smem * 1e6, t_issue * 1e6, t_latency * 1e6, t_l2 * 1e6,
+      t_dram * 1e6, occ.fraction * 100, occ.blocks_per_sm, to_string(occ.limit), wave_efficiency);
+  return buf;
+}
+
+}  // namespace gemmtune

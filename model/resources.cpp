@@ -1,0 +1,130 @@
+// Resources of one configuration: exact shared memory, bank conflicts from the addresses of
+// the first warp, and a fitted linear estimate of registers.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "model/model.hpp"
+
+namespace gemmtune {
+namespace {
+
+std::int64_t tile_a_elems(const KernelConfig& c) {
+  return c.smem_a_kmajor ? std::int64_t(c.blk_k) * (c.blk_m + c.pad)
+                         : std::int64_t(c.blk_m) * (c.blk_k + c.pad);
+}
+std::int64_t tile_b_elems(const KernelConfig& c) {
+  return c.smem_b_kmajor ? std::int64_t(c.blk_k) * (c.blk_n + c.pad)
+                         : std::int64_t(c.blk_n) * (c.blk_k + c.pad);
+}
+std::int64_t index_a(const KernelConfig& c, int m, int k) {
+  return c.smem_a_kmajor ? std::int64_t(k) * (c.blk_m + c.pad) + m
+                         : std::int64_t(m) * (c.blk_k + c.pad) + k;
+}
+std::int64_t index_b(const KernelConfig& c, int k, int n) {
+  return c.smem_b_kmajor ? std::int64_t(k) * (c.blk_n + c.pad) + n
+                         : std::int64_t(n) * (c.blk_k + c.pad) + k;
+}
+
+// Wavefronts for one warp-wide access: the most distinct 4-byte words that fall in one bank.
+// Called for every configuration the model ranks, so it avoids allocation and sorting.
+template <typename ElementIndexOfLane>
+double wavefronts(int lanes, int words_per_elem, ElementIndexOfLane&& element_of) {
+  std::int64_t rows[32][32];  // distinct (word >> 5) per bank; one lane adds at most one
+  int counts[32] = {};
+  int worst = 1;
+  for (int lane = 0; lane < lanes; ++lane) {
+    const std::int64_t e = element_of(lane);
+    for (int w = 0; w < words_per_elem; ++w) {
+      const std::int64_t word = e * words_per_elem + w;
+      const int bank = int(word & 31);
+      const std::int64_t row = word >> 5;
+      int i = 0;
+      while (i < counts[bank] && rows[bank][i] != row) ++i;
+      if (i == counts[bank]) {
+        rows[bank][counts[bank]++] = row;
+        worst = std::max(worst, counts[bank]);
+      }
+    }
+  }
+  return worst;
+}
+
+int register_cap(int threads) {
+  // __launch_bounds__(threads) lets ptxas use at most the register file split among them.
+  return std::min(255, (65536 / std::max(threads, 1)) & ~7);
+}
+
+}  // namespace
+
+std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
+  return std::int64_t(c.stages) * (tile_a_elems(c) + tile_b_elems(c)) * element_bytes(p);
+}
+
+BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
+  const int lanes = std::min(32, c.threads());
+  const int w = element_bytes(p) / 4;
+  BankProfile b;
+  b.read_a = wavefronts(lanes, w, [&](int t) { return index_a(c, t % c.dim_x, 0); });
+  b.read_b = wavefronts(lanes, w, [&](int t) { return index_b(c, 0, t / c.dim_x); });
+  b.store_a = wavefronts(lanes, w, [&](int t) {
+    const int row = (t % c.dim_xa) * c.vec_a, col = t / c.dim_xa;
+    return op_a == Op::N ? index_a(c, row, col) : index_a(c, col, row);
+  });
+  b.store_b = wavefronts(lanes, w, [&](int t) {
+    const int row = (t % c.dim_xb) * c.vec_b, col = t / c.dim_xb;
+    return op_b == Op::N ? index_b(c, row, col) : index_b(c, col, row);
+  });
+  return b;
+}
+
+std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
+  const double rw = element_bytes(p) / 4.0;
+  const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
+  const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
+  const double pf = ((c.prefetch & 1) ? loads_a : 0) + ((c.prefetch & 2) ? loads_b : 0);
+  const double staged = loads_a + loads_b - pf;
+  const double addresses = loads_a / c.vec_a + loads_b / c.vec_b;
+  return {1.0,
+          double(c.thr_m()) * c.thr_n() * rw,
+          double(c.thr_m() + c.thr_n()) * rw,
+          pf * rw,
+          staged * rw,
+          addresses};
+}
+
+const RegisterModel& default_register_model() {
+  // Fitted with `gemmtune fit-registers --arch sm_90` (NVRTC 13.0 ptxas, 400 random configs of
+  // all precisions and op shapes, 2026-11-22); see bench/NOTES.md.
+  static const RegisterModel model{{24.0, 1.0, 1.0, 1.0, 0.3, 0.5}, 24.0};
+  return model;
+}
+
+int estimate_registers(const KernelConfig& c, Precision p, const RegisterModel& model) {
+  const auto f = register_features(c, p);
+  double r = 0;
+  for (size_t i = 0; i < f.size(); ++i) r += model.coef[i] * f[i];
+  const int regs = int(std::ceil(r));
+  return std::clamp(regs, 16, register_cap(c.threads()));
+}
+
+RegisterModel fit_register_model(const std::vector<RegisterSample>& samples) {
+  if (samples.size() < 8)
+    throw InputError("register fit needs at least 8 compiled samples, got " +
+                     std::to_string(samples.size()));
+  Eigen::MatrixXd x(samples.size(), 6);
+  Eigen::VectorXd y(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const auto f = register_features(samples[i].config, samples[i].precision);
+    for (int j = 0; j < 6; ++j) x(Eigen::Index(i), j) = f[size_t(j)];
+    y(Eigen::Index(i)) = samples[i].registers;
+  }
+  const Eigen::VectorXd beta = x.colPivHouseholderQr().solve(y);
+  RegisterModel m;
+  for (int j = 0; j < 6; ++j) m.coef[size_t(j)] = beta(j);
+  const Eigen::VectorXd residual = x * beta - y;
+  m.stated_error = std::ceil(residual.cwiseAbs().maxCoeff());
+  return m;
+}
+
+}  // namespace gemmtune

@@ -1,0 +1,95 @@
+#include "profiler/cuda_handles.hpp"
+
+namespace gemmtune::gpu {
+
+bool is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  const std::string msg =
+      std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+  if (is_sticky(e)) throw StickyError(msg);
+  throw CudaError(msg);
+}
+
+void check(CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return;
+  const char* text = "unknown error";
+  if (DriverApi::get().get_error_string) DriverApi::get().get_error_string(r, &text);
+  const std::string msg =
+      std::string(what) + ": " + text + " (CUresult " + std::to_string(int(r)) + ")";
+  if (r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED ||
+      r == CUDA_ERROR_MISALIGNED_ADDRESS || r == CUDA_ERROR_ILLEGAL_INSTRUCTION)
+    throw StickyError(msg);
+  throw CudaError(msg);
+}
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(std::string(what) + ": " + cublasGetStatusString(s));
+}
+
+const DriverApi& DriverApi::get() {
+  static const DriverApi api = [] {
+    DriverApi a;
+    auto resolve = [](const char* name, auto& fn) {
+      void* p = nullptr;
+      cudaDriverEntryPointQueryResult q{};
+      const cudaError_t e =
+          cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &q);
+      if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !p)
+        throw CudaError(std::string("the CUDA driver does not provide ") + name);
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    resolve("cuModuleLoadData", a.module_load_data);
+    resolve("cuModuleUnload", a.module_unload);
+    resolve("cuModuleGetFunction", a.module_get_function);
+    resolve("cuFuncSetAttribute", a.func_set_attribute);
+    resolve("cuFuncGetAttribute", a.func_get_attribute);
+    resolve("cuLaunchKernel", a.launch_kernel);
+    resolve("cuOccupancyMaxActiveBlocksPerMultiprocessor", a.occupancy);
+    resolve("cuGetErrorString", a.get_error_string);
+    return a;
+  }();
+  return api;
+}
+
+Module::Module(const std::vector<char>& cubin, const char* entry) {
+  const DriverApi& d = DriverApi::get();
+  check(d.module_load_data(&mod_, cubin.data()), "cuModuleLoadData");
+  const CUresult r = d.module_get_function(&fn_, mod_, entry);
+  if (r != CUDA_SUCCESS) {
+    d.module_unload(mod_);
+    mod_ = nullptr;
+    check(r, "cuModuleGetFunction");
+  }
+}
+
+Module::~Module() {
+  if (mod_) DriverApi::get().module_unload(mod_);
+}
+
+Cublas::Cublas() {
+  check(cublasCreate(&h_), "cublasCreate");
+}
+Cublas::~Cublas() {
+  if (h_) cublasDestroy(h_);
+}
+
+}  // namespace gemmtune::gpu

@@ -1,0 +1,125 @@
+// Internal to profiler: RAII owners of CUDA runtime, driver and cuBLAS handles, and the driver
+// entry points (resolved through the runtime, so nothing links libcuda.so.1 at build time and
+// programs start on machines without a driver).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gemmtune::gpu {
+
+// A CUDA error after which the context is unusable (illegal address, launch failure, ...).
+struct StickyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool is_sticky(cudaError_t e);
+void check(cudaError_t e, const char* what);
+void check(CUresult r, const char* what);
+void check(cublasStatus_t s, const char* what);
+
+struct DriverApi {
+  decltype(&cuModuleLoadData) module_load_data = nullptr;
+  decltype(&cuModuleUnload) module_unload = nullptr;
+  decltype(&cuModuleGetFunction) module_get_function = nullptr;
+  decltype(&cuFuncSetAttribute) func_set_attribute = nullptr;
+  decltype(&cuFuncGetAttribute) func_get_attribute = nullptr;
+  decltype(&cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy = nullptr;
+  decltype(&cuGetErrorString) get_error_string = nullptr;
+  static const DriverApi& get();  // throws CudaError when the driver lacks a symbol
+};
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    if (count) check(cudaMalloc(&ptr_, count * sizeof(T)), "cudaMalloc");
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) {
+    o.ptr_ = nullptr;
+    o.count_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(count_, o.count_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* get() const { return ptr_; }
+  size_t size() const { return count_; }
+  size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* ptr_ = nullptr;
+  size_t count_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() {
+    if (s_) cudaStreamDestroy(s_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&e_), "cudaEventCreate"); }
+  ~Event() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+// A module loaded from a cubin and its one kernel.
+class Module {
+ public:
+  Module(const std::vector<char>& cubin, const char* entry);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUfunction function() const { return fn_; }
+
+ private:
+  CUmodule mod_ = nullptr;
+  CUfunction fn_ = nullptr;
+};
+
+class Cublas {
+ public:
+  Cublas();
+  ~Cublas();
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+  cublasHandle_t get() const { return h_; }
+
+ private:
+  cublasHandle_t h_ = nullptr;
+};
+
+}  // namespace gemmtune::gpu

@@ -1,0 +1,124 @@
+// gemmtune profiler: turns a configuration into a cubin (NVRTC, no GPU needed) and, on a GPU,
+// into verified timings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+
+// ---------------------------------------------------------------- compilation
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;          // NVRTC's log: ptxas info on success, the errors on failure
+  std::vector<char> cubin;  // empty on failure
+  int registers = 0;        // per thread, as ptxas reported
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+  int stack_bytes = 0;
+  int static_smem_bytes = 0;
+  double seconds = 0;  // compile wall time (0 on a cache hit)
+  bool cache_hit = false;
+};
+
+// Parses ptxas -v output ("Used 40 registers", "8 bytes spill stores", ...) into the result.
+void parse_ptxas_info(const std::string& log, CompileResult& result);
+
+// A directory of cubins keyed by a hash of (source, options, arch, NVRTC version). Writes go
+// through a temporary file and a rename, so a killed run never leaves a torn entry.
+class CompileCache {
+ public:
+  explicit CompileCache(std::string directory);  // "" disables the cache
+  static std::string default_directory();        // $GEMMTUNE_CACHE or ~/.cache/gemmtune
+  bool lookup(const std::string& key, CompileResult& out) const;
+  void store(const std::string& key, const CompileResult& result) const;
+  const std::string& directory() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::string compile_key(const std::string& source, const std::string& arch);
+
+// Compiles one source for an architecture such as "sm_90". Never throws for a source that
+// fails to compile: ok is false and the log says why. Throws InputError for a bad arch.
+CompileResult compile_source(const std::string& source, const std::string& arch,
+                             const CompileCache* cache = nullptr);
+
+struct CompileJob {
+  KernelConfig config;
+  Precision precision = Precision::S;
+  Op op_a = Op::N, op_b = Op::N;
+};
+// Compiles every job on `threads` worker threads (0 = all cores); results in job order.
+std::vector<CompileResult> compile_many(const std::vector<CompileJob>& jobs,
+                                        const std::string& arch,
+                                        const CompileCache* cache = nullptr, int threads = 0);
+
+std::string nvrtc_version();
+
+// ---------------------------------------------------------------- the GPU
+
+int cuda_device_count();          // 0 when there is no GPU or no driver
+DeviceSpec query_local_device();  // throws InputError when there is no GPU
+
+// How an attempt ended, as the seeds classify failures.
+enum class Status { Ok, CompileError, LaunchError, ExecuteError, Wrong, Timeout };
+const char* to_string(Status s);
+Status parse_status(std::string_view text);
+
+struct TimingOptions {
+  int warmup = 3;
+  int repetitions = 20;
+  bool flush_l2 = true;  // overwrite a buffer twice the L2 size before every timed launch
+};
+
+struct Measurement {
+  Status status = Status::Ok;
+  std::string error;  // the message behind a failure
+  double median_s = 0, min_s = 0, max_s = 0;
+  int repetitions = 0;
+  double gflops = 0;     // from the median
+  double rel_error = 0;  // ||C - C_cublas||_F / ||C_cublas||_F
+  bool verified = false;
+};
+
+// Relative-error threshold per precision for agreement with cuBLAS.
+double verify_tolerance(Precision p);
+
+// One GPU, its stream, cuBLAS handle and the buffers of the last problem. Inputs are random
+// (never zeros); the output is poisoned before each verified launch; timings use events after
+// warm-up, with the L2 flushed before each repetition. A StickyError-class failure (illegal
+// address and the like) leaves the context unusable: status ExecuteError, and the session
+// reports poisoned() so a caller can start a fresh process.
+class GpuSession {
+ public:
+  explicit GpuSession(int device = 0);
+  ~GpuSession();
+  GpuSession(const GpuSession&) = delete;
+  GpuSession& operator=(const GpuSession&) = delete;
+
+  const DeviceSpec& device() const;
+  // Allocates and fills A, B, C for the problem (kept until another problem comes); throws
+  // InputError when the problem does not fit in free device memory.
+  void prepare(const Problem& problem);
+  Measurement measure(const Problem& problem, const KernelConfig& config,
+                      const CompileResult& compiled, const TimingOptions& timing = {});
+  Measurement measure_cublas(const Problem& problem, const TimingOptions& timing = {});
+  // The driver's occupancy for a compiled configuration
+  // (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+  int driver_occupancy(const KernelConfig& config, Precision precision,
+                       const CompileResult& compiled);
+  bool poisoned() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemmtune

@@ -1,0 +1,374 @@
+// GpuSession: verified, timed launches of compiled configurations, with cuBLAS beside them.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "kernels/kernels.hpp"
+#include "model/model.hpp"
+#include "profiler/cuda_handles.hpp"
+#include "profiler/profiler.hpp"
+
+namespace gemmtune {
+
+using gpu::check;
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::Ok:
+      return "ok";
+    case Status::CompileError:
+      return "compile_error";
+    case Status::LaunchError:
+      return "launch_error";
+    case Status::ExecuteError:
+      return "execute_error";
+    case Status::Wrong:
+      return "wrong";
+    case Status::Timeout:
+      return "timeout";
+  }
+  return "?";
+}
+
+Status parse_status(std::string_view text) {
+  for (Status s : {Status::Ok, Status::CompileError, Status::LaunchError, Status::ExecuteError,
+                   Status::Wrong, Status::Timeout})
+    if (text == to_string(s)) return s;
+  throw InputError("unknown status '" + std::string(text) + "'");
+}
+
+double verify_tolerance(Precision p) {
+  return is_double(p) ? 1e-11 : 5e-5;
+}
+
+namespace {
+
+// Bytes of one matrix of a strided batch, with its leading dimension.
+size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, Precision p) {
+  return size_t(ld) * size_t(cols) * size_t(batch) * size_t(element_bytes(p));
+}
+
+cublasOperation_t to_cublas(Op op) {
+  return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+
+// A scalar in the kernel's own type, 16-byte aligned for the launch parameter buffer.
+struct alignas(16) TypedScalar {
+  unsigned char bytes[16] = {};
+};
+TypedScalar typed(Scalar s, Precision p) {
+  TypedScalar t;
+  if (is_double(p)) {
+    const double v[2] = {s.re, s.im};
+    std::memcpy(t.bytes, v, is_complex(p) ? 16 : 8);
+  } else {
+    const float v[2] = {float(s.re), float(s.im)};
+    std::memcpy(t.bytes, v, is_complex(p) ? 8 : 4);
+  }
+  return t;
+}
+
+}  // namespace
+
+struct GpuSession::Impl {
+  int device = 0;
+  DeviceSpec spec;
+  std::unique_ptr<gpu::Stream> stream;
+  std::unique_ptr<gpu::Cublas> cublas;
+  gpu::DeviceBuffer<unsigned char> flush;
+  // Buffers of the prepared problem.
+  Problem prepared;
+  bool has_problem = false;
+  gpu::DeviceBuffer<unsigned char> a, b, c, c0, c_ref;
+  bool poisoned = false;
+
+  void cublas_gemm(const Problem& p, const void* c_in_out) {
+    const TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
+    cublasHandle_t h = cublas->get();
+    check(cublasSetStream(h, stream->get()), "cublasSetStream");
+    // FP32 as written, no TF32: the reference and the baseline are IEEE fp32.
+    check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    const auto ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
+    const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb),
+              ldc = int(p.ldc);
+    const int batch = int(p.batch);
+    switch (p.precision) {
+      case Precision::S:
+        check(cublasSgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const float*>(&alpha),
+                                        reinterpret_cast<const float*>(a.get()), lda, p.stride_a(),
+                                        reinterpret_cast<const float*>(b.get()), ldb, p.stride_b(),
+                                        reinterpret_cast<const float*>(&beta), (float*)c_in_out,
+                                        ldc, p.stride_c(), batch),
+              "cublasSgemmStridedBatched");
+        break;
+      case Precision::D:
+        check(cublasDgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const double*>(&alpha),
+                                        reinterpret_cast<const double*>(a.get()), lda, p.stride_a(),
+                                        reinterpret_cast<const double*>(b.get()), ldb, p.stride_b(),
+                                        reinterpret_cast<const double*>(&beta), (double*)c_in_out,
+                                        ldc, p.stride_c(), batch),
+              "cublasDgemmStridedBatched");
+        break;
+      case Precision::C:
+        check(cublasCgemmStridedBatched(
+                  h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(&alpha),
+                  reinterpret_cast<const cuComplex*>(a.get()), lda, p.stride_a(),
+                  reinterpret_cast<const cuComplex*>(b.get()), ldb, p.stride_b(),
+                  reinterpret_cast<const cuComplex*>(&beta), (cuComplex*)c_in_out, ldc,
+                  p.stride_c(), batch),
+              "cublasCgemmStridedBatched");
+        break;
+      case Precision::Z:
+        check(cublasZgemmStridedBatched(
+                  h, ta, tb, m, n, k, reinterpret_cast<const cuDoubleComplex*>(&alpha),
+                  reinterpret_cast<const cuDoubleComplex*>(a.get()), lda, p.stride_a(),
+                  reinterpret_cast<const cuDoubleComplex*>(b.get()), ldb, p.stride_b(),
+                  reinterpret_cast<const cuDoubleComplex*>(&beta), (cuDoubleComplex*)c_in_out, ldc,
+                  p.stride_c(), batch),
+              "cublasZgemmStridedBatched");
+        break;
+    }
+  }
+
+  // Random values in [-1, 1) for every real component: never zeros, never a pattern.
+  void fill_random(gpu::DeviceBuffer<unsigned char>& buf, Precision p, std::uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    const size_t reals = buf.bytes() / size_t(real_bytes(p));
+    std::vector<unsigned char> host(buf.bytes());
+    if (is_double(p)) {
+      auto* v = reinterpret_cast<double*>(host.data());
+      for (size_t i = 0; i < reals; ++i) v[i] = dist(rng);
+    } else {
+      auto* v = reinterpret_cast<float*>(host.data());
+      for (size_t i = 0; i < reals; ++i) v[i] = float(dist(rng));
+    }
+    check(cudaMemcpy(buf.get(), host.data(), host.size(), cudaMemcpyHostToDevice),
+          "cudaMemcpy H2D");
+  }
+
+  // Output before a verified launch: NaN everywhere when C is not read (0xFF bytes are NaN in
+  // IEEE float and double), the pristine input C otherwise.
+  void reset_output(const Problem& p) {
+    if (p.beta.re == 0.0 && p.beta.im == 0.0)
+      check(cudaMemsetAsync(c.get(), 0xFF, c.bytes(), stream->get()), "poison C");
+    else
+      check(cudaMemcpyAsync(c.get(), c0.get(), c.bytes(), cudaMemcpyDeviceToDevice, stream->get()),
+            "restore C");
+  }
+
+  // ||C - C_ref|| / ||C_ref|| over the m x n part of every matrix; NaN if any entry is unwritten.
+  double relative_error(const Problem& p) {
+    std::vector<unsigned char> got(c.bytes()), want(c_ref.bytes());
+    check(cudaMemcpy(got.data(), c.get(), got.size(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+    check(cudaMemcpy(want.data(), c_ref.get(), want.size(), cudaMemcpyDeviceToHost),
+          "cudaMemcpy D2H");
+    const int parts = is_complex(p.precision) ? 2 : 1;
+    double diff = 0, norm = 0;
+    auto accumulate = [&](auto* g, auto* w) {
+      for (std::int64_t z = 0; z < p.batch; ++z)
+        for (std::int64_t j = 0; j < p.n; ++j)
+          for (std::int64_t i = 0; i < p.m; ++i)
+            for (int r = 0; r < parts; ++r) {
+              const size_t idx = size_t((z * p.stride_c() + j * p.ldc + i) * parts + r);
+              const double x = double(g[idx]), y = double(w[idx]);
+              if (std::isnan(x)) return false;
+              diff += (x - y) * (x - y);
+              norm += y * y;
+            }
+      return true;
+    };
+    const bool written = is_double(p.precision) ? accumulate(reinterpret_cast<double*>(got.data()),
+                                                             reinterpret_cast<double*>(want.data()))
+                                                : accumulate(reinterpret_cast<float*>(got.data()),
+                                                             reinterpret_cast<float*>(want.data()));
+    if (!written) return std::nan("");
+    return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  }
+
+  // Times `launch` with events: warm-up, then one event pair per repetition.
+  template <typename Launch>
+  void time(const TimingOptions& t, Measurement& m, double flops, Launch&& launch) {
+    for (int i = 0; i < t.warmup; ++i) launch();
+    check(cudaStreamSynchronize(stream->get()), "warm-up");
+    gpu::Event start, stop;
+    std::vector<double> times;
+    for (int r = 0; r < t.repetitions; ++r) {
+      if (t.flush_l2 && flush.size())
+        check(cudaMemsetAsync(flush.get(), r & 0xFF, flush.bytes(), stream->get()), "L2 flush");
+      check(cudaEventRecord(start.get(), stream->get()), "cudaEventRecord");
+      launch();
+      check(cudaEventRecord(stop.get(), stream->get()), "cudaEventRecord");
+      check(cudaEventSynchronize(stop.get()), "timed launch");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+      times.push_back(ms * 1e-3);
+    }
+    std::sort(times.begin(), times.end());
+    m.repetitions = int(times.size());
+    m.min_s = times.front();
+    m.max_s = times.back();
+    m.median_s = times.size() % 2 ? times[times.size() / 2]
+                                  : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    m.gflops = flops / m.median_s * 1e-9;
+  }
+};
+
+GpuSession::GpuSession(int device) : impl_(std::make_unique<Impl>()) {
+  if (cuda_device_count() <= device)
+    throw InputError("no CUDA GPU " + std::to_string(device) +
+                     " on this machine; use `gemmtune predict` with a built-in spec instead");
+  impl_->device = device;
+  check(cudaSetDevice(device), "cudaSetDevice");
+  check(cudaFree(nullptr), "context creation");
+  impl_->spec = query_local_device();
+  impl_->stream = std::make_unique<gpu::Stream>();
+  impl_->cublas = std::make_unique<gpu::Cublas>();
+  impl_->flush = gpu::DeviceBuffer<unsigned char>(size_t(impl_->spec.l2_bytes) * 2);
+}
+
+GpuSession::~GpuSession() = default;
+
+const DeviceSpec& GpuSession::device() const {
+  return impl_->spec;
+}
+bool GpuSession::poisoned() const {
+  return impl_->poisoned;
+}
+
+void GpuSession::prepare(const Problem& problem) {
+  Impl& s = *impl_;
+  if (s.poisoned) throw gpu::StickyError("the CUDA context is unusable after an earlier fault");
+  if (s.has_problem && s.prepared == problem) return;
+  s.has_problem = false;
+  s.a = {};
+  s.b = {};
+  s.c = {};
+  s.c0 = {};
+  s.c_ref = {};
+  const Precision pr = problem.precision;
+  const size_t a_bytes = matrix_bytes(problem.lda, problem.cols_a(), problem.batch, pr);
+  const size_t b_bytes = matrix_bytes(problem.ldb, problem.cols_b(), problem.batch, pr);
+  const size_t c_bytes = matrix_bytes(problem.ldc, problem.n, problem.batch, pr);
+  const size_t need = a_bytes + b_bytes + 3 * c_bytes;
+  size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  if (need > free_bytes * 9 / 10)
+    throw InputError(
+        problem.shape_id() + " needs " + std::to_string(need >> 20) +
+        " MiB of device memory (A, B, C, the input copy of C and the cuBLAS reference); " +
+        std::to_string(free_bytes >> 20) + " MiB are free");
+  s.a = gpu::DeviceBuffer<unsigned char>(a_bytes);
+  s.b = gpu::DeviceBuffer<unsigned char>(b_bytes);
+  s.c = gpu::DeviceBuffer<unsigned char>(c_bytes);
+  s.c0 = gpu::DeviceBuffer<unsigned char>(c_bytes);
+  s.c_ref = gpu::DeviceBuffer<unsigned char>(c_bytes);
+  s.fill_random(s.a, pr, 11);
+  s.fill_random(s.b, pr, 23);
+  s.fill_random(s.c0, pr, 37);
+  check(cudaMemcpy(s.c_ref.get(), s.c0.get(), c_bytes, cudaMemcpyDeviceToDevice), "copy C");
+  s.cublas_gemm(problem, s.c_ref.get());
+  check(cudaStreamSynchronize(s.stream->get()), "cuBLAS reference");
+  s.prepared = problem;
+  s.has_problem = true;
+}
+
+Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
+                                const CompileResult& compiled, const TimingOptions& timing) {
+  Impl& s = *impl_;
+  Measurement m;
+  if (!compiled.ok) {
+    m.status = Status::CompileError;
+    m.error = compiled.log;
+    return m;
+  }
+  prepare(p);
+  std::unique_ptr<gpu::Module> module;
+  const std::int64_t smem = shared_bytes(config, p.precision);
+  try {
+    module = std::make_unique<gpu::Module>(compiled.cubin, kKernelEntry);
+    check(gpu::DriverApi::get().func_set_attribute(
+              module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem)),
+          "cuFuncSetAttribute(max dynamic shared memory)");
+  } catch (const gpu::CudaError& e) {
+    m.status = Status::LaunchError;
+    m.error = e.what();
+    return m;
+  }
+  const std::int64_t tiles =
+      ((p.m + config.blk_m - 1) / config.blk_m) * ((p.n + config.blk_n - 1) / config.blk_n);
+  int M = int(p.m), N = int(p.n), K = int(p.k);
+  long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(),
+            sc = p.stride_c();
+  TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
+  void* A = s.a.get();
+  void* B = s.b.get();
+  void* C = s.c.get();
+  void* args[] = {&M, &N, &K, alpha.bytes, &A, &lda, &sa, &B, &ldb, &sb, beta.bytes, &C, &ldc, &sc};
+  auto launch = [&] {
+    check(gpu::DriverApi::get().launch_kernel(module->function(), unsigned(tiles), 1,
+                                              unsigned(p.batch), unsigned(config.threads()), 1, 1,
+                                              unsigned(smem), s.stream->get(), args, nullptr),
+          "cuLaunchKernel");
+  };
+  try {
+    s.reset_output(p);
+    try {
+      launch();
+    } catch (const gpu::CudaError& e) {
+      m.status = Status::LaunchError;
+      m.error = e.what();
+      return m;
+    }
+    check(cudaStreamSynchronize(s.stream->get()), "kernel execution");
+    m.rel_error = s.relative_error(p);
+    m.verified = true;
+    if (!(m.rel_error <= verify_tolerance(p.precision))) {
+      m.status = Status::Wrong;
+      m.error = std::isnan(m.rel_error)
+                    ? "output left unwritten (NaN poison survived)"
+                    : "relative error " + std::to_string(m.rel_error) + " exceeds " +
+                          std::to_string(verify_tolerance(p.precision));
+      return m;
+    }
+    s.time(timing, m, p.flops(), launch);
+  } catch (const gpu::StickyError& e) {
+    s.poisoned = true;
+    m.status = Status::ExecuteError;
+    m.error = e.what();
+  } catch (const gpu::CudaError& e) {
+    m.status = Status::ExecuteError;
+    m.error = e.what();
+  }
+  return m;
+}
+
+Measurement GpuSession::measure_cublas(const Problem& p, const TimingOptions& timing) {
+  Impl& s = *impl_;
+  prepare(p);
+  Measurement m;
+  s.reset_output(p);
+  s.cublas_gemm(p, s.c.get());
+  check(cudaStreamSynchronize(s.stream->get()), "cuBLAS");
+  m.rel_error = s.relative_error(p);
+  m.verified = true;
+  s.time(timing, m, p.flops(), [&] { s.cublas_gemm(p, s.c.get()); });
+  return m;
+}
+
+int GpuSession::driver_occupancy(const KernelConfig& config, Precision precision,
+                                 const CompileResult& compiled) {
+  gpu::Module module(compiled.cubin, kKernelEntry);
+  const std::int64_t smem = shared_bytes(config, precision);
+  const auto& d = gpu::DriverApi::get();
+  check(d.func_set_attribute(module.function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                             int(smem)),
+        "cuFuncSetAttribute");
+  int blocks = 0;
+  check(d.occupancy(&blocks, module.function(), config.threads(), size_t(smem)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
+}  // namespace gemmtune

@@ -1,0 +1,182 @@
+// The funnel's stages: names, kinds, and the tests behind them.
+#include "search/constraints.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gemmtune {
+
+namespace {
+constexpr const char* kStageNames[kStageCount] = {
+    "layout_divides", "warp_multiple",        "max_threads",         "vector_alignment",
+    "shared_memory",  "registers_per_thread", "registers_per_block", "thread_count",
+    "fmas_per_load",  "tile_fits_problem",    "coalesced_reads",     "min_occupancy",
+    "bank_conflicts", "relevant_variants"};
+}
+
+const char* stage_name(Stage s) {
+  return kStageNames[static_cast<int>(s)];
+}
+
+StageKind stage_kind(Stage s) {
+  return static_cast<int>(s) <= static_cast<int>(Stage::RegistersPerBlock) ? StageKind::Hard
+                                                                           : StageKind::Soft;
+}
+
+Stage parse_stage(std::string_view name) {
+  for (int i = 0; i < kStageCount; ++i)
+    if (name == kStageNames[i]) return static_cast<Stage>(i);
+  std::vector<std::string> names(std::begin(kStageNames), std::end(kStageNames));
+  throw InputError("unknown constraint '" + std::string(name) + "'; known: " + join(names, ", "));
+}
+
+namespace detail {
+
+StageContext::StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o)
+    : problem(p), device(d), options(o) {
+  tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
+  // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
+  // (many threads, high compute intensity) are for problems that fill the GPU many times.
+  const bool small = std::max(p.m, p.n) <= 128 || tiles_at_64 < 2 * d.sm_count;
+  const bool large = tiles_at_64 >= 8 * d.sm_count;
+  min_threads = o.min_threads >= 0 ? o.min_threads : (small ? 32 : large ? 128 : 64);
+  max_threads = o.max_threads >= 0 ? o.max_threads : (small ? 512 : 1024);
+  min_fmas_per_load = o.min_fmas_per_load >= 0 ? o.min_fmas_per_load
+                                               : (small   ? 4.0
+                                                  : large ? 48.0
+                                                          : 24.0);
+}
+
+bool layout_divides(const KernelConfig& c, const Problem& p) {
+  const int t = c.threads();
+  if (c.blk_m % c.dim_x || c.blk_n % c.dim_y) return false;
+  if (c.dim_xa * c.dim_ya != t || c.dim_xb * c.dim_yb != t) return false;
+  const int ya = c.dim_ya, yb = c.dim_yb;
+  const int a_rows = p.op_a == Op::N ? c.blk_m : c.blk_k;
+  const int a_cols = p.op_a == Op::N ? c.blk_k : c.blk_m;
+  const int b_rows = p.op_b == Op::N ? c.blk_k : c.blk_n;
+  const int b_cols = p.op_b == Op::N ? c.blk_n : c.blk_k;
+  return a_rows % (c.dim_xa * c.vec_a) == 0 && a_cols % ya == 0 &&
+         b_rows % (c.dim_xb * c.vec_b) == 0 && b_cols % yb == 0;
+}
+
+bool vector_aligned(const KernelConfig& c, const Problem& p) {
+  const int e = element_bytes(p.precision);
+  return c.vec_a * e <= 16 && c.vec_b * e <= 16 && p.lda % c.vec_a == 0 && p.ldb % c.vec_b == 0;
+}
+
+int register_limit(const KernelConfig& c, const DeviceSpec& d) {
+  // Under __launch_bounds__(threads) ptxas keeps a block within the register file: beyond this
+  // it spills.
+  return std::min(d.max_regs_per_thread, (d.regs_per_block / std::max(1, c.threads())) & ~7);
+}
+
+double raw_register_estimate(const KernelConfig& c, Precision p) {
+  const auto f = register_features(c, p);
+  const auto& m = default_register_model();
+  double r = 0;
+  for (size_t i = 0; i < f.size(); ++i) r += m.coef[i] * f[i];
+  return r;
+}
+
+double fmas_per_load(const KernelConfig& c) {
+  return double(c.blk_m) * c.blk_n / double(c.blk_m + c.blk_n);
+}
+
+bool tile_fits(const KernelConfig& c, const Problem& p) {
+  auto round16 = [](std::int64_t x) { return (x + 15) / 16 * 16; };
+  return c.blk_m < 2 * round16(p.m) && c.blk_n < 2 * round16(p.n) &&
+         c.blk_k < 2 * std::max<std::int64_t>(4, (p.k + 3) / 4 * 4);
+}
+
+bool reads_coalesced(const KernelConfig& c, const Problem& p) {
+  const int e = element_bytes(p.precision);
+  const int a_rows = p.op_a == Op::N ? c.blk_m : c.blk_k;
+  const int b_rows = p.op_b == Op::N ? c.blk_k : c.blk_n;
+  return c.dim_xa * c.vec_a * e >= std::min(128, a_rows * e) &&
+         c.dim_xb * c.vec_b * e >= std::min(128, b_rows * e);
+}
+
+bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
+  const Problem& p = ctx.problem;
+  if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
+  if (c.raster > 1) {
+    const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;
+    const std::int64_t tiles_n = (p.n + c.blk_n - 1) / c.blk_n;
+    if (tiles_n < 2 * c.raster || tiles_m * tiles_n < 2 * ctx.device.sm_count) return false;
+  }
+  return true;
+}
+
+double smem_cost(const KernelConfig& c, const Problem& p) {
+  const BankProfile b = bank_profile(c, p.precision, p.op_a, p.op_b);
+  const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
+  const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
+  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) + loads_a * b.store_a +
+         loads_b * b.store_b;
+}
+
+}  // namespace detail
+
+std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const KernelConfig& c) {
+  using namespace detail;
+  auto fail = [](Stage s, std::string msg) {
+    return std::optional<Violation>(Violation{s, std::string(stage_name(s)) + ": " + msg});
+  };
+  auto positive = [](int v) { return v > 0; };
+  if (!positive(c.blk_m) || !positive(c.blk_n) || !positive(c.blk_k) || !positive(c.dim_x) ||
+      !positive(c.dim_y) || !positive(c.dim_xa) || !positive(c.dim_xb) || !positive(c.dim_ya) ||
+      !positive(c.dim_yb) || !positive(c.vec_a) || !positive(c.vec_b) ||
+      (c.stages != 1 && c.stages != 2) || c.pad < 0 || c.pad > 8 || c.prefetch < 0 ||
+      c.prefetch > 3 || c.unroll < 0 || c.raster < 1 ||
+      (c.smem_a_kmajor != 0 && c.smem_a_kmajor != 1) ||
+      (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
+      (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
+      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4))
+    return fail(
+        Stage::LayoutDivides,
+        "a parameter is out of range in " + c.id() +
+            " (sizes > 0; VA, VB in {1,2,4}; ST in {1,2}; PD 0..8; PF 0..3; LA, LB 0/1; RS >= 1)");
+  if (!layout_divides(c, p))
+    return fail(Stage::LayoutDivides,
+                "tile " + std::to_string(c.blk_m) + "x" + std::to_string(c.blk_n) + "x" +
+                    std::to_string(c.blk_k) + " is not divisible by the compute layout " +
+                    std::to_string(c.dim_x) + "x" + std::to_string(c.dim_y) +
+                    " or the read layouts (DXA " + std::to_string(c.dim_xa) + " x VA " +
+                    std::to_string(c.vec_a) + ", DXB " + std::to_string(c.dim_xb) + " x VB " +
+                    std::to_string(c.vec_b) + ") for op " + to_char(p.op_a) + to_char(p.op_b) +
+                    ", or a read layout (DXA x DYA = " + std::to_string(c.dim_xa * c.dim_ya) +
+                    ", DXB x DYB = " + std::to_string(c.dim_xb * c.dim_yb) + ") is not all " +
+                    std::to_string(c.threads()) + " threads");
+  if (c.threads() % d.warp_size)
+    return fail(Stage::WarpMultiple, std::to_string(c.threads()) +
+                                         " threads is not a multiple of the warp size " +
+                                         std::to_string(d.warp_size));
+  if (c.threads() > d.max_threads_per_block)
+    return fail(Stage::MaxThreads, std::to_string(c.threads()) + " threads exceeds the limit of " +
+                                       std::to_string(d.max_threads_per_block) + " per block");
+  if (!vector_aligned(c, p))
+    return fail(Stage::VectorAlignment,
+                "vector widths VA " + std::to_string(c.vec_a) + ", VB " + std::to_string(c.vec_b) +
+                    " need <= 16 bytes per load and lda (" + std::to_string(p.lda) + "), ldb (" +
+                    std::to_string(p.ldb) + ") divisible by them");
+  const std::int64_t smem = shared_bytes(c, p.precision);
+  if (smem > d.smem_per_block_optin)
+    return fail(Stage::SharedMemory, std::to_string(smem) +
+                                         " bytes of shared memory exceeds the opt-in limit of " +
+                                         std::to_string(d.smem_per_block_optin) + " per block");
+  const double regs = raw_register_estimate(c, p.precision);
+  if (regs > register_limit(c, d))
+    return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +
+                                               " registers per thread exceeds the limit of " +
+                                               std::to_string(register_limit(c, d)) + " for " +
+                                               std::to_string(c.threads()) +
+                                               " threads (it would spill)");
+  if (regs * c.threads() > d.regs_per_block)
+    return fail(Stage::RegistersPerBlock, "about " + std::to_string(int(regs * c.threads())) +
+                                              " registers per block exceeds " +
+                                              std::to_string(d.regs_per_block));
+  return std::nullopt;
+}
+
+}  // namespace gemmtune

@@ -1,0 +1,30 @@
+// Internal to search: the per-stage tests shared by the enumeration and check_hard.
+#pragma once
+
+#include "search/search.hpp"
+
+namespace gemmtune::detail {
+
+// Everything a stage needs, resolved once per problem.
+struct StageContext {
+  const Problem& problem;
+  const DeviceSpec& device;
+  const ConstraintOptions& options;
+  int min_threads = 0, max_threads = 0;
+  double min_fmas_per_load = 0;
+  std::int64_t tiles_at_64 = 0;
+  StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o);
+};
+
+bool layout_divides(const KernelConfig& c, const Problem& p);
+bool vector_aligned(const KernelConfig& c, const Problem& p);
+int register_limit(const KernelConfig& c, const DeviceSpec& d);
+double raw_register_estimate(const KernelConfig& c, Precision p);
+double fmas_per_load(const KernelConfig& c);
+bool tile_fits(const KernelConfig& c, const Problem& p);
+bool reads_coalesced(const KernelConfig& c, const Problem& p);
+bool variants_relevant(const KernelConfig& c, const StageContext& ctx);
+// Shared-memory wavefronts of one K step of one block, for the bank-conflict stage.
+double smem_cost(const KernelConfig& c, const Problem& p);
+
+}  // namespace gemmtune::detail

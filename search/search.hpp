@@ -1,0 +1,128 @@
+// gemmtune search: the kernel space of a problem, the constraints that prune it (counted stage
+// by stage, as the seeds' funnel), and the model's ranking of what survives.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+#include "model/model.hpp"
+
+namespace gemmtune {
+
+// Values each parameter takes. Tiling factors (the seeds' nine plus vector widths) are
+// enumerated in full; variants multiply each tiling.
+struct SpaceDomain {
+  std::vector<int> blk_m{16, 32, 64, 96, 128, 192, 256};
+  std::vector<int> blk_n{16, 32, 64, 96, 128, 192, 256};
+  std::vector<int> blk_k{4, 8, 16, 32};
+  std::vector<int> dim_x{4, 8, 16, 32, 64};
+  std::vector<int> dim_y{4, 8, 16, 32, 64};
+  std::vector<int> dim_xa{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YA = threads / DIM_XA
+  std::vector<int> dim_xb{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YB = threads / DIM_XB
+  std::vector<int> vec_a{1, 2, 4};
+  std::vector<int> vec_b{1, 2, 4};
+  // variants
+  std::vector<int> stages{1, 2};
+  std::vector<int> pad{0, 1, 2, 3, 4};  // 4: conflict-free transposed stores of 8-deep tiles
+  std::vector<int> smem_a_kmajor{0, 1};
+  std::vector<int> smem_b_kmajor{0, 1};
+  std::vector<int> prefetch{0, 1, 2, 3};
+  std::vector<int> unroll{0};  // partial unrolls {1, 2, 4, 8} are explored by local refinement
+  std::vector<int> edge{0, 1};
+  std::vector<int> raster{1, 8};
+
+  double tiling_count() const;
+  double variant_count() const;
+};
+
+enum class StageKind { Hard, Soft };
+
+// The funnel's stages, in the order they are applied.
+enum class Stage : int {
+  LayoutDivides,       // hard: tile sizes divisible by compute and read layouts, all threads read
+  WarpMultiple,        // hard: threads a multiple of the warp size
+  MaxThreads,          // hard: threads <= the device's limit per block
+  VectorAlignment,     // hard: vector loads <= 16 bytes, leading dimensions multiples of the width
+  SharedMemory,        // hard: shared memory <= the opt-in limit per block
+  RegistersPerThread,  // hard: estimated registers <= the per-thread limit under launch bounds
+  RegistersPerBlock,   // hard: estimated registers x threads <= the register file per block
+  ThreadCount,         // soft: threads within [min, max] (seed 001: >= 256; seed 004: 32..512)
+  FmasPerLoad,         // soft: FMAs per element loaded from global >= threshold (seed 001: 64)
+  TileFitsProblem,     // soft: no more than half of a tile wasted along M, N or K
+  CoalescedReads,      // soft: a row of reading threads covers 128 bytes or the whole tile row
+  MinOccupancy,        // soft: active warps / max warps >= threshold
+  BankConflicts,       // soft: shared layout and padding with the fewest wavefronts, least padding
+  RelevantVariants,    // soft: edge mode only with ragged edges, rasterization only with many tiles
+  Count
+};
+inline constexpr int kStageCount = static_cast<int>(Stage::Count);
+const char* stage_name(Stage s);
+StageKind stage_kind(Stage s);
+Stage parse_stage(std::string_view name);  // throws InputError listing the stage names
+
+struct ConstraintOptions {
+  std::array<bool, kStageCount> enabled;
+  // Thresholds of the soft stages. "auto" values (< 0) are chosen from the problem: a small or
+  // batched problem (fewer than 2 tiles of 64x64 per SM) gets seed 004's rules (32..512
+  // threads, small tiles), a large one (8 or more per SM) seed 001's spirit (many threads,
+  // high compute intensity), and one in between something of each.
+  int min_threads = -1, max_threads = -1;
+  double min_fmas_per_load = -1;
+  double min_occupancy = 0.125;
+  ConstraintOptions() { enabled.fill(true); }
+};
+
+struct Funnel {
+  double raw = 0;  // size of the unpruned space
+  struct Row {
+    Stage stage;
+    double remaining;
+  };
+  std::vector<Row> rows;  // one per enabled stage, in order
+  std::string to_table() const;
+};
+
+// Calls visit for each configuration that passes every enabled stage, in a fixed order, and
+// returns the funnel. Nothing is materialized: the space is walked lazily.
+Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& domain,
+                       const ConstraintOptions& options,
+                       const std::function<void(const KernelConfig&)>& visit);
+
+// The first enabled stage one configuration fails, or Stage::Count when it passes them all.
+// The bank-conflict stage compares it with its siblings (other layouts and pads) in domain.
+Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
+                          const SpaceDomain& domain, const ConstraintOptions& options,
+                          const KernelConfig& config);
+
+std::vector<KernelConfig> pruned_space(const Problem& problem, const DeviceSpec& device,
+                                       const SpaceDomain& domain = {},
+                                       const ConstraintOptions& options = {});
+
+// The first hard stage a configuration breaks, with a message naming the value and the limit.
+struct Violation {
+  Stage stage;
+  std::string message;
+};
+std::optional<Violation> check_hard(const Problem& problem, const DeviceSpec& device,
+                                    const KernelConfig& config);
+
+struct Ranked {
+  KernelConfig config;
+  Prediction prediction;
+};
+struct Ranking {
+  Funnel funnel;
+  std::vector<Ranked> top;  // best first
+  std::int64_t evaluated = 0;
+  double seconds = 0;  // wall time of enumeration, pruning and prediction
+};
+// Predicts every configuration of the pruned space and keeps the best top_k.
+Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
+                   const ModelCoefficients& coefficients = {}, const SpaceDomain& domain = {},
+                   const ConstraintOptions& options = {});
+
+}  // namespace gemmtune

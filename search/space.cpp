@@ -1,0 +1,249 @@
+// Lazy walk of the space. Parameters are fixed level by level (tiling; shared layout, padding
+// and stages; prefetch; unroll, edge and rasterization). A stage is tested at the first level
+// that fixes all its inputs, and only once every earlier stage has been decided, so a rejected
+// subtree is counted whole against the first stage it breaks: the funnel is exact without
+// visiting the billions of raw combinations.
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "search/constraints.hpp"
+
+namespace gemmtune {
+namespace {
+
+using detail::StageContext;
+
+// The level at which each stage's inputs are all fixed.
+constexpr int kStageLevel[kStageCount] = {
+    1, 1, 1, 1,  // layout, warp, threads, vectors: tiling only
+    2,           // shared memory: + stages, pad, layouts
+    3, 3,        // registers: + prefetch
+    3, 3, 3, 3,  // thread count, FMAs per load, tile fit, coalescing (tiling only; after hard)
+    3, 3,        // occupancy, bank conflicts
+    4};          // relevant variants: + unroll, edge, raster
+
+struct Walker {
+  const StageContext& ctx;
+  const SpaceDomain& dom;
+  const std::function<void(const KernelConfig&)>& visit;
+  std::array<double, kStageCount> rejected{};
+  // Per tiling: shared-memory cost of each (LA, LB, PD), computed when first needed.
+  std::vector<double> bank_cost;
+  bool bank_cost_ready = false;
+  double bank_cost_min = 0;
+
+  // Tests stages from `first` on while they are decidable at `level`. Returns the first stage
+  // left undecided, or -1 after counting the subtree against a failing stage.
+  int test(const KernelConfig& c, int first, int level, double subtree) {
+    for (int s = first; s < kStageCount; ++s) {
+      if (!ctx.options.enabled[size_t(s)]) continue;
+      if (kStageLevel[s] > level) return s;
+      if (!passes(static_cast<Stage>(s), c)) {
+        rejected[size_t(s)] += subtree;
+        return -1;
+      }
+    }
+    return kStageCount;
+  }
+
+  size_t bank_index(const KernelConfig& c) const {
+    size_t pad_index = 0;
+    while (pad_index < dom.pad.size() && dom.pad[pad_index] != c.pad) ++pad_index;
+    return (size_t(c.smem_a_kmajor) * 2 + size_t(c.smem_b_kmajor)) * dom.pad.size() + pad_index;
+  }
+
+  void prepare_bank_costs(const KernelConfig& tiling) {
+    bank_cost.assign(4 * dom.pad.size(), 0);
+    bank_cost_min = std::numeric_limits<double>::infinity();
+    KernelConfig c = tiling;
+    for (int la : dom.smem_a_kmajor)
+      for (int lb : dom.smem_b_kmajor)
+        for (int pd : dom.pad) {
+          c.smem_a_kmajor = la;
+          c.smem_b_kmajor = lb;
+          c.pad = pd;
+          const double cost = detail::smem_cost(c, ctx.problem);
+          bank_cost[bank_index(c)] = cost;
+          bank_cost_min = std::min(bank_cost_min, cost);
+        }
+    bank_cost_ready = true;
+  }
+
+  bool passes(Stage s, const KernelConfig& c) {
+    const Problem& p = ctx.problem;
+    const DeviceSpec& d = ctx.device;
+    switch (s) {
+      case Stage::LayoutDivides:
+        return detail::layout_divides(c, p);
+      case Stage::WarpMultiple:
+        return c.threads() % d.warp_size == 0;
+      case Stage::MaxThreads:
+        return c.threads() <= d.max_threads_per_block;
+      case Stage::VectorAlignment:
+        return detail::vector_aligned(c, p);
+      case Stage::SharedMemory:
+        return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
+      case Stage::RegistersPerThread:
+        return detail::raw_register_estimate(c, p.precision) <= detail::register_limit(c, d);
+      case Stage::RegistersPerBlock:
+        return detail::raw_register_estimate(c, p.precision) * c.threads() <= d.regs_per_block;
+      case Stage::ThreadCount:
+        return c.threads() >= ctx.min_threads && c.threads() <= ctx.max_threads;
+      case Stage::FmasPerLoad:
+        return detail::fmas_per_load(c) >= ctx.min_fmas_per_load;
+      case Stage::TileFitsProblem:
+        return detail::tile_fits(c, p);
+      case Stage::CoalescedReads:
+        return detail::reads_coalesced(c, p);
+      case Stage::MinOccupancy: {
+        const int regs = estimate_registers(c, p.precision, default_register_model());
+        const Occupancy o = occupancy(d, c.threads(), regs, shared_bytes(c, p.precision));
+        return o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy;
+      }
+      case Stage::BankConflicts: {
+        if (!bank_cost_ready) prepare_bank_costs(c);
+        const double cost = bank_cost[bank_index(c)];
+        if (cost > bank_cost_min) return false;
+        // Among equal costs keep the least padding for this pair of layouts.
+        KernelConfig q = c;
+        for (int pd : dom.pad) {
+          if (pd >= c.pad) continue;
+          q.pad = pd;
+          if (bank_cost[bank_index(q)] <= cost) return false;
+        }
+        return true;
+      }
+      case Stage::RelevantVariants:
+        return detail::variants_relevant(c, ctx);
+      case Stage::Count:
+        break;
+    }
+    return true;
+  }
+
+  void walk_tiling(KernelConfig c) {
+    const double sub1 = dom.variant_count();
+    int s1 = test(c, 0, 1, sub1);
+    if (s1 < 0) return;
+    bank_cost_ready = false;
+    const double sub2 =
+        double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() * dom.raster.size());
+    const double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size());
+    for (int st : dom.stages)
+      for (int pd : dom.pad)
+        for (int la : dom.smem_a_kmajor)
+          for (int lb : dom.smem_b_kmajor) {
+            c.stages = st;
+            c.pad = pd;
+            c.smem_a_kmajor = la;
+            c.smem_b_kmajor = lb;
+            const int s2 = test(c, s1, 2, sub2);
+            if (s2 < 0) continue;
+            for (int pf : dom.prefetch) {
+              c.prefetch = pf;
+              const int s3 = test(c, s2, 3, sub3);
+              if (s3 < 0) continue;
+              for (int ur : dom.unroll)
+                for (int ed : dom.edge)
+                  for (int rs : dom.raster) {
+                    c.unroll = ur;
+                    c.edge = static_cast<EdgeMode>(ed);
+                    c.raster = rs;
+                    if (test(c, s3, 4, 1.0) < 0) continue;
+                    visit(c);
+                  }
+            }
+          }
+  }
+};
+
+}  // namespace
+
+double SpaceDomain::tiling_count() const {
+  return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
+         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size();
+}
+
+double SpaceDomain::variant_count() const {
+  return double(stages.size()) * pad.size() * smem_a_kmajor.size() * smem_b_kmajor.size() *
+         prefetch.size() * unroll.size() * edge.size() * raster.size();
+}
+
+Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
+                       const ConstraintOptions& options,
+                       const std::function<void(const KernelConfig&)>& visit) {
+  const StageContext ctx(problem, device, options);
+  Walker w{ctx, dom, visit, {}, {}, false, 0};
+  KernelConfig c;
+  for (int bm : dom.blk_m)
+    for (int bn : dom.blk_n)
+      for (int bk : dom.blk_k)
+        for (int dx : dom.dim_x)
+          for (int dy : dom.dim_y)
+            for (int dxa : dom.dim_xa)
+              for (int dxb : dom.dim_xb)
+                for (int va : dom.vec_a)
+                  for (int vb : dom.vec_b) {
+                    c.blk_m = bm;
+                    c.blk_n = bn;
+                    c.blk_k = bk;
+                    c.dim_x = dx;
+                    c.dim_y = dy;
+                    c.dim_xa = dxa;
+                    c.dim_xb = dxb;
+                    const int t = dx * dy;
+                    c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                    c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                    c.vec_a = va;
+                    c.vec_b = vb;
+                    w.walk_tiling(c);
+                  }
+  Funnel f;
+  f.raw = dom.tiling_count() * dom.variant_count();
+  double remaining = f.raw;
+  for (int s = 0; s < kStageCount; ++s) {
+    if (!options.enabled[size_t(s)]) continue;
+    remaining -= w.rejected[size_t(s)];
+    f.rows.push_back({static_cast<Stage>(s), remaining});
+  }
+  return f;
+}
+
+Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
+                          const SpaceDomain& domain, const ConstraintOptions& options,
+                          const KernelConfig& config) {
+  const StageContext ctx(problem, device, options);
+  const std::function<void(const KernelConfig&)> none;
+  Walker w{ctx, domain, none, {}, {}, false, 0};
+  for (int s = 0; s < kStageCount; ++s) {
+    if (!options.enabled[size_t(s)]) continue;
+    if (!w.passes(static_cast<Stage>(s), config)) return static_cast<Stage>(s);
+  }
+  return Stage::Count;
+}
+
+std::vector<KernelConfig> pruned_space(const Problem& problem, const DeviceSpec& device,
+                                       const SpaceDomain& domain,
+                                       const ConstraintOptions& options) {
+  std::vector<KernelConfig> out;
+  enumerate_space(problem, device, domain, options,
+                  [&](const KernelConfig& c) { out.push_back(c); });
+  return out;
+}
+
+std::string Funnel::to_table() const {
+  std::string out;
+  char line[160];
+  std::snprintf(line, sizeof line, "%-22s %-5s %18.0f\n", "raw space", "", raw);
+  out += line;
+  for (const Row& r : rows) {
+    std::snprintf(line, sizeof line, "%-22s %-5s %18.0f\n", stage_name(r.stage),
+                  stage_kind(r.stage) == StageKind::Hard ? "hard" : "soft", r.remaining);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace gemmtune

@@ -1,0 +1,142 @@
+// On the GPU: the model's occupancy against the driver's, and kernels against cuBLAS.
+#include <set>
+
+#include "model/model.hpp"
+#include "profiler/profiler.hpp"
+#include "search/search.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+namespace {
+
+GpuSession& session() {
+  static GpuSession s(0);
+  return s;
+}
+
+std::vector<std::pair<Op, Op>> op_shapes(Precision p) {
+  std::vector<Op> ops = {Op::N, Op::T};
+  if (is_complex(p)) ops.push_back(Op::C);
+  std::vector<std::pair<Op, Op>> out;
+  for (Op a : ops)
+    for (Op b : ops) out.emplace_back(a, b);
+  return out;
+}
+
+Problem make(Precision pr, Op a, Op b, std::int64_t m, std::int64_t n, std::int64_t k,
+             std::int64_t pad_ld = 0, std::int64_t batch = 1, double beta = 0.0) {
+  Problem p;
+  p.precision = pr;
+  p.op_a = a;
+  p.op_b = b;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  p.beta = {beta, 0.0};
+  p = p.normalized();
+  p.lda += pad_ld;
+  p.ldb += pad_ld;
+  p.ldc += pad_ld;
+  return p.normalized();
+}
+
+// A spread of configurations valid for the problem: the model's best, and others from the
+// pruned space of a larger problem of the same shape, filtered by the hard constraints.
+std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) {
+  const DeviceSpec& d = session().device();
+  std::vector<KernelConfig> out;
+  for (const auto& r : rank_space(p, d, 1).top) out.push_back(r.config);
+  Problem big = p;
+  big.m = big.n = big.k = 512;
+  big.lda = big.ldb = big.ldc = 0;
+  big.batch = 1;
+  auto space = pruned_space(big.normalized(), d);
+  for (size_t i = 0; out.size() < count && i < space.size(); ++i) {
+    const KernelConfig& c = space[(i * 7919 + salt * 104729) % space.size()];
+    if (!check_hard(p, d, c)) out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: model occupancy equals the driver's for compiled kernels", "[gpu]") {
+  const DeviceSpec& d = session().device();
+  std::vector<CompileJob> jobs;
+  unsigned salt = 0;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+    for (auto [a, b] : op_shapes(pr)) {
+      for (const auto& c : sample(make(pr, a, b, 1024, 1024, 1024), 2, salt++))
+        jobs.push_back({c, pr, a, b});
+    }
+  const auto compiled = compile_many(jobs, d.arch());
+  std::set<int> seen_blocks;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    INFO(jobs[i].config.id() << " " << to_char(jobs[i].precision));
+    REQUIRE(compiled[i].ok);
+    const int driver = session().driver_occupancy(jobs[i].config, jobs[i].precision, compiled[i]);
+    const Occupancy model = occupancy(d, jobs[i].config.threads(), compiled[i].registers,
+                                      shared_bytes(jobs[i].config, jobs[i].precision));
+    CHECK(model.blocks_per_sm == driver);
+    seen_blocks.insert(driver);
+  }
+  CHECK(seen_blocks.size() >= 3);  // the sample exercises different limits
+}
+
+TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and padded ld",
+          "[gpu]") {
+  const DeviceSpec& d = session().device();
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 3;
+  unsigned salt = 0;
+  int checked = 0;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+    for (auto [a, b] : op_shapes(pr)) {
+      const std::vector<Problem> problems = {
+          make(pr, a, b, 1, 1, 1), make(pr, a, b, 7, 7, 7),
+          make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
+          make(pr, a, b, 1000, 1000, 1000), make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // batched
+      for (const Problem& p : problems) {
+        std::vector<CompileJob> jobs;
+        for (const auto& c : sample(p, 2, salt++)) jobs.push_back({c, pr, a, b});
+        const auto compiled = compile_many(jobs, d.arch());
+        for (size_t i = 0; i < jobs.size(); ++i) {
+          INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id());
+          const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
+          INFO(m.error);
+          CHECK(m.status == Status::Ok);
+          CHECK(m.rel_error <= verify_tolerance(pr));
+          CHECK(m.median_s > 0);
+          ++checked;
+        }
+      }
+    }
+  // 4097: ragged edges at scale, fp32 and fp64.
+  for (Precision pr : {Precision::S, Precision::D}) {
+    const Problem p = make(pr, Op::N, Op::T, 4097, 4097, 4097);
+    const auto top = rank_space(p, d, 1).top;
+    REQUIRE(top.size() == 1);
+    const auto compiled = compile_many({{top[0].config, pr, Op::N, Op::T}}, d.arch());
+    const Measurement m = session().measure(p, top[0].config, compiled[0], quick);
+    INFO(top[0].config.id() << " " << m.error);
+    CHECK(m.status == Status::Ok);
+    ++checked;
+  }
+  CHECK(checked > 200);
+}
+
+TEST_CASE("gpu: a kernel that computes the wrong thing is caught", "[gpu]") {
+  const DeviceSpec& d = session().device();
+  const Problem p = make(Precision::S, Op::N, Op::N, 256, 256, 256);
+  // Valid for op(A) = N and T alike, so it compiles either way.
+  const KernelConfig c = KernelConfig::parse("BM64_BN64_BK32_DX16_DY16_DXA8_DXB8");
+  REQUIRE_FALSE(check_hard(p, d, c));
+  // Compiled for a problem with a transposed A, run as if A were not transposed.
+  const auto wrong = compile_many({{c, Precision::S, Op::N, Op::T}}, d.arch());
+  const Measurement m = session().measure(p, c, wrong[0]);
+  CHECK(m.status == Status::Wrong);
+  CHECK_THAT(m.error, Catch::Contains("relative error"));
+}

@@ -1,0 +1,92 @@
+// The command as a user runs it: exit codes and one-line errors for bad input.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "tests/catch.hpp"
+
+namespace {
+struct Run {
+  int status;
+  std::string output;
+};
+Run run(const std::string& args) {
+  const std::string cmd = std::string(GEMMTUNE_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+}  // namespace
+
+TEST_CASE("cli: predict ranks a built-in GPU without a GPU", "[cli]") {
+  const Run r = run("predict --gpu H100-SXM -p s -m 1024 -n 1024 -k 1024 --top 3");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("why:") && Catch::Contains("BM"));
+  const Run j = run("predict --gpu A100 -p z --opa c -m 100 -n 200 -k 300 --top 2 --format json");
+  INFO(j.output);
+  CHECK(j.status == 0);
+  CHECK_THAT(j.output, Catch::Contains("\"terms_us\"") && Catch::Contains("\"rank\": 2"));
+  const Run c = run("predict --gpu V100 -p d -m 512 -n 512 -k 512 --top 1 --format csv");
+  CHECK(c.status == 0);
+  CHECK_THAT(c.output, Catch::StartsWith("rank,config,time_us"));
+}
+
+TEST_CASE("cli: space prints the funnel", "[cli]") {
+  const Run r = run("space --gpu GTX1060 -p s -m 8000 -n 8000 -k 8000");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("raw space") && Catch::Contains("warp_multiple") &&
+                           Catch::Contains("relevant_variants"));
+}
+
+TEST_CASE("cli: source prints a complete kernel", "[cli]") {
+  const Run r = run("source --config BM64_BN64_BK16_DX16_DY16_DXA16_DXB16 -p c --opa c --opb t");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("#define GT_PREC 2") && Catch::Contains("gemmtune_kernel"));
+}
+
+TEST_CASE("cli: bad input gets one line and a non-zero exit", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const std::string spec = "gemmtune_cli_bad_spec.json";
+  std::ofstream(spec) << "{\"name\": \"broken\", \"sm_count\": ";
+  const Case cases[] = {
+      {"predict -p s -m 0 -n 8 -k 8", "M = 0"},
+      {"predict -p s -m 8 -n 8 -k 8 --lda 4", "lda = 4"},
+      {"predict --gpu B300 -p s -m 8 -n 8 -k 8", "known: H100-SXM"},
+      {"predict --gpu gemmtune_cli_bad_spec.json -p s -m 8 -n 8 -k 8", "not valid JSON"},
+      {"predict -p q -m 8 -n 8 -k 8", "precision 'q'"},
+      {"predict -p s --opa c -m 8 -n 8 -k 8", "complex"},
+      {"source --config BM64_BN64_BK8_DX4_DY4_DXA16_DXB8", "warp_multiple"},
+      {"source --config BM64_ZZ1", "unknown configuration id key 'ZZ'"},
+  };
+  for (const Case& c : cases) {
+    const Run r = run(c.args);
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains(c.says));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  std::remove(spec.c_str());
+  // No GPU visible (hidden on a machine that has one): 'local' says so and suggests the table.
+  const std::string cmd = std::string("CUDA_VISIBLE_DEVICES= ") + GEMMTUNE_CLI +
+                          " predict --gpu local -p s -m 8 -n 8 -k 8 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 4096> buf{};
+  const size_t n = fread(buf.data(), 1, buf.size() - 1, pipe);
+  const int status = pclose(pipe);
+  const std::string out(buf.data(), n);
+  INFO(out);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK_THAT(out, Catch::Contains("no CUDA GPU") && Catch::Contains("--gpu H100-SXM"));
+}

@@ -1,0 +1,98 @@
+// NVRTC on a machine without a GPU: every precision and op shape, sm_80 and sm_90.
+#include <cmath>
+#include <filesystem>
+
+#include "kernels/kernels.hpp"
+#include "model/model.hpp"
+#include "profiler/profiler.hpp"
+#include "search/search.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+static std::vector<std::pair<Op, Op>> op_shapes(Precision p) {
+  std::vector<Op> ops = {Op::N, Op::T};
+  if (is_complex(p)) ops.push_back(Op::C);
+  std::vector<std::pair<Op, Op>> out;
+  for (Op a : ops)
+    for (Op b : ops) out.emplace_back(a, b);
+  return out;
+}
+
+TEST_CASE("compile: a sample of every precision and op shape for sm_80 and sm_90", "[compile]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  std::vector<CompileJob> jobs;
+  int salt = 0;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+    for (auto [a, b] : op_shapes(pr)) {
+      Problem p;
+      p.precision = pr;
+      p.op_a = a;
+      p.op_b = b;
+      p.m = p.n = p.k = 1000;
+      const auto space = pruned_space(p.normalized(), h100);
+      REQUIRE(space.size() > 10);
+      // A deterministic spread over the space, different for each shape.
+      jobs.push_back(
+          {space[(space.size() * size_t(7 + 13 * salt++)) / 211 % space.size()], pr, a, b});
+    }
+  const RegisterModel& model = default_register_model();
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const auto results = compile_many(jobs, arch, nullptr);
+    REQUIRE(results.size() == jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      INFO(arch << " " << to_char(jobs[i].precision) << to_char(jobs[i].op_a)
+                << to_char(jobs[i].op_b) << " " << jobs[i].config.id() << "\n"
+                << results[i].log);
+      REQUIRE(results[i].ok);
+      CHECK(results[i].cubin.size() > 1000);
+      CHECK(results[i].registers > 0);
+      CHECK(results[i].static_smem_bytes == 0);  // the template uses dynamic shared memory
+      const int estimate = estimate_registers(jobs[i].config, jobs[i].precision, model);
+      CHECK(std::abs(estimate - results[i].registers) <= model.stated_error);
+    }
+  }
+}
+
+TEST_CASE("compile: the cache returns what was compiled", "[compile]") {
+  const auto dir = std::filesystem::temp_directory_path() / "gemmtune_test_cache";
+  std::filesystem::remove_all(dir);
+  CompileCache cache(dir.string());
+  const std::string src = render_source(KernelConfig::parse("BM32_BN32_BK8_DX8_DY8_DXA32_DXB8"),
+                                        Precision::S, Op::N, Op::T);
+  const CompileResult first = compile_source(src, "sm_90", &cache);
+  REQUIRE(first.ok);
+  CHECK_FALSE(first.cache_hit);
+  const CompileResult second = compile_source(src, "sm_90", &cache);
+  CHECK(second.cache_hit);
+  CHECK(second.cubin == first.cubin);
+  CHECK(second.registers == first.registers);
+  // Another architecture is another entry.
+  CHECK_FALSE(compile_source(src, "sm_80", &cache).cache_hit);
+  CHECK(compile_key(src, "sm_80") != compile_key(src, "sm_90"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("compile: failures keep the compiler's message", "[compile]") {
+  const CompileResult r =
+      compile_source("extern \"C\" __global__ void k() { undefined_thing(); }", "sm_90");
+  CHECK_FALSE(r.ok);
+  CHECK(r.cubin.empty());
+  CHECK_THAT(r.log, Catch::Contains("undefined_thing"));
+  CHECK_THROWS_WITH(compile_source("", "gfx90a"), Catch::Contains("gfx90a"));
+  CHECK_THROWS_WITH(compile_source("", "sm_50"), Catch::Contains("sm_60"));
+}
+
+TEST_CASE("compile: ptxas resource lines are parsed", "[compile]") {
+  CompileResult r;
+  parse_ptxas_info(
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 1024 bytes smem\n",
+      r);
+  CHECK(r.registers == 255);
+  CHECK(r.spill_store_bytes == 8);
+  CHECK(r.spill_load_bytes == 12);
+  CHECK(r.stack_bytes == 24);
+  CHECK(r.static_smem_bytes == 1024);
+}

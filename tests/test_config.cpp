@@ -1,0 +1,67 @@
+#include <random>
+
+#include "core/core.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+TEST_CASE("config: ids round-trip for random configurations", "[core]") {
+  std::mt19937 rng(7);
+  auto pick = [&](std::initializer_list<int> values) {
+    std::vector<int> v(values);
+    return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+  };
+  for (int i = 0; i < 500; ++i) {
+    KernelConfig c;
+    c.blk_m = pick({16, 32, 64, 96, 128, 256});
+    c.blk_n = pick({16, 32, 64, 192});
+    c.blk_k = pick({4, 8, 16, 32});
+    c.dim_x = pick({4, 8, 16, 32});
+    c.dim_y = pick({4, 8, 16, 32});
+    c.dim_xa = pick({1, 2, 4, 8, 16});
+    c.dim_ya = pick({1, 2, 64});
+    c.dim_xb = pick({4, 32});
+    c.dim_yb = pick({8, 16});
+    c.vec_a = pick({1, 2, 4});
+    c.vec_b = pick({1, 2, 4});
+    c.smem_a_kmajor = pick({0, 1});
+    c.smem_b_kmajor = pick({0, 1});
+    c.pad = pick({0, 1, 2, 3});
+    c.prefetch = pick({0, 1, 2, 3});
+    c.stages = pick({1, 2});
+    c.unroll = pick({0, 1, 4});
+    c.edge = pick({0, 1}) ? EdgeMode::Redirect : EdgeMode::Predicate;
+    c.raster = pick({1, 8});
+    const std::string id = c.id();
+    INFO(id);
+    CHECK(KernelConfig::parse(id) == c);
+    CHECK(KernelConfig::parse(id).id() == id);
+  }
+}
+
+TEST_CASE("config: short ids keep defaults and derive DYA, DYB", "[core]") {
+  const KernelConfig c = KernelConfig::parse("BM128_BN64_DX16_DY16_DXA32_DXB8");
+  CHECK(c.blk_m == 128);
+  CHECK(c.blk_k == KernelConfig{}.blk_k);
+  CHECK(c.dim_ya == 8);   // 256 threads / 32
+  CHECK(c.dim_yb == 32);  // 256 / 8
+}
+
+TEST_CASE("config: malformed ids name the bad token", "[core]") {
+  CHECK_THROWS_WITH(KernelConfig::parse(""), Catch::Contains("empty"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_XX3"),
+                    Catch::Contains("unknown") && Catch::Contains("XX"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_BM32"),
+                    Catch::Contains("repeats") && Catch::Contains("BM"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM6x4"), Catch::Contains("BM"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM"), Catch::Contains("KEY followed by a number"));
+  CHECK_THROWS_WITH(KernelConfig::parse("ED7"), Catch::Contains("edge mode"));
+}
+
+TEST_CASE("config: CSV columns match the id's keys", "[core]") {
+  const auto header = config_csv_header();
+  const auto values = config_csv_values(KernelConfig{});
+  REQUIRE(header.size() == values.size());
+  CHECK(header.front() == "BM");
+  CHECK(header.size() == 19);
+}

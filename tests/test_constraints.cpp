@@ -1,0 +1,201 @@
+#include <map>
+
+#include "search/search.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+static Problem problem(Precision pr, Op a, Op b, std::int64_t m, std::int64_t n, std::int64_t k,
+                       std::int64_t lda = 0) {
+  Problem p;
+  p.precision = pr;
+  p.op_a = a;
+  p.op_b = b;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = lda;
+  return p.normalized();
+}
+
+static KernelConfig good() {
+  return KernelConfig::parse("BM64_BN64_BK8_DX16_DY16_DXA64_DXB8_VA1_VB1");
+}
+
+TEST_CASE("constraints: each hard stage rejects what it must, naming the value", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024);
+  REQUIRE_FALSE(check_hard(p, h100, good()).has_value());
+
+  KernelConfig c = good();
+  c.dim_x = 24;  // 64 % 24 != 0
+  auto v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::LayoutDivides);
+
+  c = KernelConfig::parse("BM64_BN64_BK8_DX4_DY4_DXA16_DXB8");  // 16 threads
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::WarpMultiple);
+  CHECK_THAT(v->message, Catch::Contains("16 threads"));
+
+  c = KernelConfig::parse("BM256_BN256_BK32_DX64_DY32_DXA64_DXB8");  // 2048 threads
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::MaxThreads);
+  CHECK_THAT(v->message, Catch::Contains("1024"));
+
+  c = KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16_VA4");
+  v = check_hard(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024, 1026), h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::VectorAlignment);
+  CHECK_THAT(v->message, Catch::Contains("1026"));
+  CHECK_FALSE(check_hard(p, h100, c));  // lda 1024 is a multiple of 4
+  v = check_hard(problem(Precision::Z, Op::N, Op::N, 64, 64, 64), h100, c);  // 4 x 16 bytes
+  REQUIRE(v);
+  CHECK(v->stage == Stage::VectorAlignment);
+
+  c = KernelConfig::parse("BM256_BN256_BK32_DX16_DY16_DXA64_DXB8_ST2");
+  v = check_hard(problem(Precision::D, Op::N, Op::N, 4096, 4096, 4096), h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::SharedMemory);
+  CHECK_THAT(v->message, Catch::Contains("262144") && Catch::Contains("232448"));
+
+  c = KernelConfig::parse("BM256_BN256_BK8_DX16_DY16_DXA64_DXB8");  // 256 accumulators
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::RegistersPerThread);
+  CHECK_THAT(v->message, Catch::Contains("spill"));
+}
+
+TEST_CASE("constraints: the read layout must follow the stored shape of op(A), op(B)", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100");
+  // DXA 64 runs along M for op N (64 rows) but along K for op T (8 rows): invalid there.
+  const KernelConfig c = good();
+  CHECK_FALSE(check_hard(problem(Precision::S, Op::N, Op::N, 512, 512, 512), h100, c));
+  auto v = check_hard(problem(Precision::S, Op::T, Op::N, 512, 512, 512), h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::LayoutDivides);
+}
+
+// A small domain walked twice: lazily (with subtree counting) and one configuration at a time.
+TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by stage", "[search]") {
+  SpaceDomain dom;
+  dom.blk_m = {32, 64, 128};
+  dom.blk_n = {16, 64};
+  dom.blk_k = {8, 16};
+  dom.dim_x = {8, 16};
+  dom.dim_y = {8, 16};
+  dom.dim_xa = {4, 16, 64};
+  dom.dim_xb = {2, 8};
+  dom.vec_a = {1, 4};
+  dom.vec_b = {1, 2};
+  dom.pad = {0, 1};
+  dom.prefetch = {0, 3};
+  dom.raster = {1, 8};
+  const DeviceSpec d = find_builtin_device("A100");
+  for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
+                           problem(Precision::Z, Op::C, Op::N, 100, 90, 70)}) {
+    INFO(p.shape_id());
+    ConstraintOptions options;
+    options.enabled[size_t(Stage::MinOccupancy)] = false;  // exercise a switched-off stage
+    std::vector<KernelConfig> lazy;
+    const Funnel f =
+        enumerate_space(p, d, dom, options, [&](const KernelConfig& c) { lazy.push_back(c); });
+    CHECK(f.raw == dom.tiling_count() * dom.variant_count());
+
+    std::map<Stage, double> rejected;
+    std::vector<KernelConfig> brute;
+    KernelConfig c;
+    for (int bm : dom.blk_m)
+      for (int bn : dom.blk_n)
+        for (int bk : dom.blk_k)
+          for (int dx : dom.dim_x)
+            for (int dy : dom.dim_y)
+              for (int dxa : dom.dim_xa)
+                for (int dxb : dom.dim_xb)
+                  for (int va : dom.vec_a)
+                    for (int vb : dom.vec_b)
+                      for (int st : dom.stages)
+                        for (int pd : dom.pad)
+                          for (int la : dom.smem_a_kmajor)
+                            for (int lb : dom.smem_b_kmajor)
+                              for (int pf : dom.prefetch)
+                                for (int ur : dom.unroll)
+                                  for (int ed : dom.edge)
+                                    for (int rs : dom.raster) {
+                                      c.blk_m = bm;
+                                      c.blk_n = bn;
+                                      c.blk_k = bk;
+                                      c.dim_x = dx;
+                                      c.dim_y = dy;
+                                      c.dim_xa = dxa;
+                                      c.dim_xb = dxb;
+                                      c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                      c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                      c.vec_a = va;
+                                      c.vec_b = vb;
+                                      c.stages = st;
+                                      c.pad = pd;
+                                      c.smem_a_kmajor = la;
+                                      c.smem_b_kmajor = lb;
+                                      c.prefetch = pf;
+                                      c.unroll = ur;
+                                      c.edge = EdgeMode(ed);
+                                      c.raster = rs;
+                                      const Stage s = first_failing_stage(p, d, dom, options, c);
+                                      if (s == Stage::Count)
+                                        brute.push_back(c);
+                                      else
+                                        rejected[s] += 1;
+                                    }
+    double remaining = f.raw;
+    for (const auto& row : f.rows) {
+      INFO(stage_name(row.stage));
+      remaining -= rejected[row.stage];
+      CHECK(row.remaining == remaining);
+      CHECK(row.stage != Stage::MinOccupancy);
+    }
+    CHECK(double(lazy.size()) == f.rows.back().remaining);
+    REQUIRE(lazy.size() == brute.size());
+    CHECK(lazy == brute);
+    // Every survivor passes the hard constraints as check_hard sees them.
+    for (const auto& k : lazy) CHECK_FALSE(check_hard(p, d, k));
+  }
+}
+
+TEST_CASE("constraints: the pruned space is large enough for every precision and op shape",
+          "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T}) {
+        const Problem p = problem(pr, a, b, 4096, 4096, 4096);
+        const Funnel f = enumerate_space(p, h100, SpaceDomain{}, ConstraintOptions{},
+                                         [](const KernelConfig&) {});
+        INFO(p.shape_id() << "\n" << f.to_table());
+        CHECK(f.rows.back().remaining >= 300);
+        // Funnel counts never grow.
+        double last = f.raw;
+        for (const auto& row : f.rows) {
+          CHECK(row.remaining <= last);
+          last = row.remaining;
+        }
+      }
+}
+
+TEST_CASE("constraints: small and batched problems get seed 004's small blocks", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  Problem p = problem(Precision::D, Op::N, Op::N, 16, 16, 16);
+  p.batch = 1000;
+  const auto small = pruned_space(p.normalized(), h100);
+  REQUIRE_FALSE(small.empty());
+  bool has_warp_block = false;
+  for (const auto& c : small) {
+    CHECK(c.threads() <= 512);
+    CHECK(c.blk_m <= 16);  // tile_fits_problem: no more than half a tile wasted
+    has_warp_block = has_warp_block || c.threads() == 32;
+  }
+  CHECK(has_warp_block);
+  CHECK_THROWS_WITH(parse_stage("no_such_stage"), Catch::Contains("bank_conflicts"));
+}

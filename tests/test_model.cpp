@@ -1,0 +1,114 @@
+#include "model/model.hpp"
+#include "search/search.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+static Problem sq(Precision pr, std::int64_t m, std::int64_t n, std::int64_t k) {
+  Problem p;
+  p.precision = pr;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p.normalized();
+}
+
+static const KernelConfig kConfig =
+    KernelConfig::parse("BM128_BN128_BK8_DX16_DY16_DXA32_DXB8_VA4_VB1_PF3_ST2");
+
+TEST_CASE("model: counts on full tiles are exact", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = sq(Precision::S, 4096, 4096, 4096);
+  const Prediction r = predict(p, h100, kConfig);
+  CHECK(r.fma_count == Approx(4096.0 * 4096 * 4096));
+  CHECK(r.tiles == 32 * 32);
+  CHECK(r.smem_bytes == 2 * (8 * 128 + 8 * 128) * 4);
+  CHECK(r.gflops <= h100.peak_gflops(Precision::S));
+  CHECK(r.dram_bytes >= p.min_bytes());
+  // Complex: four real FMAs per element product.
+  CHECK(predict(sq(Precision::C, 1024, 1024, 1024), h100,
+                KernelConfig::parse("BM64_BN64_BK8_DX16_DY16_DXA64_DXB8"))
+            .fma_count == Approx(4.0 * 1024 * 1024 * 1024));
+}
+
+TEST_CASE("model: ragged edges compute whole tiles", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Prediction r = predict(sq(Precision::S, 4097, 4097, 4097), h100, kConfig);
+  CHECK(r.tiles == 33 * 33);
+  CHECK(r.fma_count == Approx(33.0 * 128 * 33 * 128 * 4104));
+}
+
+TEST_CASE("model: the limiting term follows the problem", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  // Large SGEMM: bound inside the SM (FMA pipe, issue slots or shared memory), not by memory.
+  // This 8x8 strided thread tile reads 16 scalars per 64 FMAs, each LDS a whole wavefront
+  // that carries 64 useful bytes: shared memory binds.
+  const Prediction big = predict(sq(Precision::S, 8192, 8192, 8192), h100, kConfig);
+  CHECK(big.limit == TimeLimit::SharedMemory);
+  CHECK(big.t_dram < big.time_s / 4);
+  // K = 8: every element of C written for 8 FMAs: DRAM-bound.
+  const Prediction skinny = predict(sq(Precision::S, 8192, 8192, 8), h100, kConfig);
+  CHECK(skinny.limit == TimeLimit::Dram);
+  // A tiny problem is launch-bound.
+  CHECK(predict(sq(Precision::S, 16, 16, 16), h100,
+                KernelConfig::parse("BM16_BN16_BK8_DX4_DY8_DXA16_DXB8"))
+            .limit == TimeLimit::Launch);
+  // DGEMM on H100: the FP64 pipe is half as wide, so the same tile takes longer.
+  CHECK(predict(sq(Precision::D, 8192, 8192, 8192), h100, kConfig).t_compute ==
+        Approx(2 * big.t_compute));
+}
+
+TEST_CASE("model: time grows with K and wave quantization shows", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  double last = 0;
+  for (int k : {256, 1024, 4096, 16384}) {
+    const double t = predict(sq(Precision::S, 4096, 4096, k), h100, kConfig).time_s;
+    CHECK(t > last);
+    last = t;
+  }
+  // 132 SMs: 11 x 12 = 132 tiles fill one wave; 133 tiles need a second round on one SM.
+  const Prediction full = predict(sq(Precision::S, 11 * 128, 12 * 128, 4096), h100, kConfig);
+  const Prediction spill = predict(sq(Precision::S, 11 * 128 + 1, 12 * 128, 4096), h100, kConfig);
+  CHECK(full.wave_efficiency == Approx(1.0));
+  CHECK(spill.wave_efficiency < 0.6);
+  CHECK(spill.time_s > 1.5 * full.time_s);
+}
+
+TEST_CASE("model: compiler registers replace the estimate and lower occupancy", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = sq(Precision::S, 4096, 4096, 4096);
+  const Prediction lean = predict(p, h100, kConfig, {}, 64);
+  const Prediction fat = predict(p, h100, kConfig, {}, 200);
+  CHECK(lean.registers_from_compiler);
+  CHECK(lean.occ.blocks_per_sm > fat.occ.blocks_per_sm);
+  CHECK(fat.occ.limit == OccupancyLimit::Registers);
+}
+
+TEST_CASE("model: bank conflicts follow the shared layout and padding", "[model]") {
+  // Op T: threads read A along K and store it into a [K][M] tile: stride BLK_M words.
+  KernelConfig c = KernelConfig::parse("BM64_BN64_BK8_DX16_DY16_DXA8_DXB8_LA1_PD0");
+  BankProfile b = bank_profile(c, Precision::S, Op::T, Op::N);
+  // Lane (kk, m) = (t % 8, t / 8) writes word kk * 64 + m: banks 0..3, eight words each.
+  CHECK(b.store_a == 8);
+  c.pad = 1;  // kk * 65 + m: bank kk + m, up to four lanes share one
+  CHECK(bank_profile(c, Precision::S, Op::T, Op::N).store_a == 4);
+  c.pad = 4;  // kk * 68 + m: bank 4 kk + m, all 32 distinct
+  b = bank_profile(c, Precision::S, Op::T, Op::N);
+  CHECK(b.store_a == 1);
+  CHECK(b.read_a == 1);
+  // Doubles: 32 lanes x 8 bytes = two wavefronts even without conflicts.
+  CHECK(bank_profile(KernelConfig::parse("BM64_BN64_BK8_DX32_DY8_DXA64_DXB8"), Precision::D, Op::N,
+                     Op::N)
+            .read_a == 2);
+}
+
+TEST_CASE("model: ranking is fast, ordered and explains itself", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Ranking r = rank_space(sq(Precision::S, 2048, 2048, 2048), h100, 20);
+  REQUIRE(r.top.size() == 20);
+  for (size_t i = 1; i < r.top.size(); ++i)
+    CHECK(r.top[i - 1].prediction.time_s <= r.top[i].prediction.time_s);
+  CHECK(r.evaluated == std::int64_t(r.funnel.rows.back().remaining));
+  CHECK_THAT(r.top[0].prediction.why(), Catch::Contains("occupancy"));
+  CHECK_THROWS_WITH(rank_space(sq(Precision::S, 64, 64, 64), h100, 0), Catch::Contains("top k"));
+}

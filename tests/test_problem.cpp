@@ -1,0 +1,68 @@
+#include "core/core.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+static Problem square(std::int64_t n, Precision p = Precision::S) {
+  Problem pr;
+  pr.precision = p;
+  pr.m = pr.n = pr.k = n;
+  return pr;
+}
+
+TEST_CASE("problem: packed leading dimensions follow op(A) and op(B)", "[core]") {
+  Problem p = square(10);
+  p.m = 7;
+  p.n = 5;
+  p.k = 3;
+  p.op_a = Op::T;
+  const Problem q = p.normalized();
+  CHECK(q.lda == 3);  // A is K x M when transposed
+  CHECK(q.ldb == 3);  // B is K x N
+  CHECK(q.ldc == 7);
+  CHECK(q.stride_a() == 3 * 7);
+  CHECK(q.shape_id() == "s_tn_7x5x3_b1");
+}
+
+TEST_CASE("problem: flops and compulsory bytes", "[core]") {
+  Problem p = square(1000).normalized();
+  CHECK(p.flops() == Approx(2e9));
+  CHECK(p.min_bytes() == Approx(4.0 * 3e6));  // beta = 0: C written, not read
+  p.beta = {1.0, 0.0};
+  CHECK(p.min_bytes() == Approx(4.0 * 4e6));
+  Problem z = square(10, Precision::Z);
+  z.batch = 3;
+  CHECK(z.normalized().flops() == Approx(8.0 * 1000 * 3));  // 4 real FMAs per complex one
+}
+
+TEST_CASE("problem: bad sizes are rejected with the value and the rule", "[core]") {
+  Problem p = square(8);
+  p.m = 0;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("M = 0") && Catch::Contains(">= 1"));
+  p = square(8);
+  p.k = -3;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("K = -3"));
+  p = square(8);
+  p.lda = 4;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("lda = 4") && Catch::Contains("rows of A (8"));
+  p = square(8);
+  p.ldc = 7;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("ldc = 7"));
+  p = square(8);
+  p.op_b = Op::C;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("complex"));
+  p = square(8);
+  p.batch = 0;
+  CHECK_THROWS_WITH(p.normalized(), Catch::Contains("batch = 0"));
+  CHECK_NOTHROW(square(8, Precision::C).normalized());
+}
+
+TEST_CASE("problem: precision and op names", "[core]") {
+  CHECK(parse_precision("z") == Precision::Z);
+  CHECK(parse_precision("D") == Precision::D);
+  CHECK(parse_op("c") == Op::C);
+  CHECK_THROWS_WITH(parse_precision("h"), Catch::Contains("'h'") && Catch::Contains("s, d, c, z"));
+  CHECK_THROWS_WITH(parse_op("x"), Catch::Contains("'x'"));
+  CHECK(element_bytes(Precision::Z) == 16);
+  CHECK(fmas_per_madd(Precision::C) == 4);
+}
