@@ -19,6 +19,7 @@ struct FitArgs {
   int samples = 200;
   unsigned seed = 1;
   std::string cache = CompileCache::default_directory();
+  std::string csv;
 };
 
 void run(const FitArgs& a) {
@@ -38,10 +39,8 @@ void run(const FitArgs& a) {
         p.op_b = ob;
         p.m = p.n = p.k = 4096;
         p = p.normalized();
-        ConstraintOptions options;  // keep configurations that may spill: the fit needs range
-        options.enabled[size_t(Stage::RegistersPerThread)] = false;
-        options.enabled[size_t(Stage::RegistersPerBlock)] = false;
-        auto space = pruned_space(p, device, SpaceDomain{}, options);
+        // The pruned space as tuning sees it: samples that spill show the cap, not the demand.
+        auto space = pruned_space(p, device);
         std::shuffle(space.begin(), space.end(), rng);
         for (int i = 0; i < per_shape && i < int(space.size()); ++i)
           jobs.push_back({space[size_t(i)], pr, oa, ob});
@@ -58,6 +57,16 @@ void run(const FitArgs& a) {
       continue;
     }
     samples.push_back({jobs[i].config, jobs[i].precision, results[i].registers});
+  }
+  if (!a.csv.empty()) {
+    FILE* f = std::fopen(a.csv.c_str(), "w");
+    if (!f) throw InputError("cannot write '" + a.csv + "'");
+    std::fprintf(f, "precision,config,registers,spill_bytes\n");
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if (results[i].ok)
+        std::fprintf(f, "%c,%s,%d,%d\n", to_char(jobs[i].precision), jobs[i].config.id().c_str(),
+                     results[i].registers, results[i].spill_store_bytes);
+    std::fclose(f);
   }
   const RegisterModel m = fit_register_model(samples);
   double sum_abs = 0;
@@ -81,6 +90,7 @@ void register_fit_registers(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
   cmd->add_option("--cache", args->cache, "cubin cache directory")->capture_default_str();
+  cmd->add_option("--csv", args->csv, "write every compiled sample here");
   cmd->callback([args] { run(*args); });
 }
 

@@ -85,47 +85,59 @@ TEST_CASE("gpu: model occupancy equals the driver's for compiled kernels", "[gpu
   CHECK(seen_blocks.size() >= 3);  // the sample exercises different limits
 }
 
-TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and padded ld",
-          "[gpu]") {
+TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and padded ld", "[gpu]") {
   const DeviceSpec& d = session().device();
   TimingOptions quick;
   quick.warmup = 1;
   quick.repetitions = 3;
   unsigned salt = 0;
   int checked = 0;
+  // Compiling dominates: one batch of configurations per op shape, each valid for every
+  // problem of the shape (so vector width 1 where a leading dimension is odd).
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
   for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
     for (auto [a, b] : op_shapes(pr)) {
       const std::vector<Problem> problems = {
           make(pr, a, b, 1, 1, 1), make(pr, a, b, 7, 7, 7),
           make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
-          make(pr, a, b, 1000, 1000, 1000), make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // batched
-      for (const Problem& p : problems) {
-        std::vector<CompileJob> jobs;
-        for (const auto& c : sample(p, 2, salt++)) jobs.push_back({c, pr, a, b});
-        const auto compiled = compile_many(jobs, d.arch());
-        for (size_t i = 0; i < jobs.size(); ++i) {
-          INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id());
-          const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
-          INFO(m.error);
-          CHECK(m.status == Status::Ok);
-          CHECK(m.rel_error <= verify_tolerance(pr));
-          CHECK(m.median_s > 0);
-          ++checked;
-        }
+          make(pr, a, b, 1000, 1000, 1000),
+          make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // strided batch of 5
+      int picked = 0;
+      for (const auto& c : sample(problems[3], 12, salt++)) {
+        bool valid_for_all = true;
+        for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+        if (!valid_for_all) continue;
+        jobs.push_back({c, pr, a, b});
+        problems_of_job.push_back(problems);
+        if (++picked == 2) break;
       }
+      INFO(to_char(pr) << to_char(a) << to_char(b));
+      CHECK(picked == 2);
     }
-  // 4097: ragged edges at scale, fp32 and fp64.
+  const auto compiled = compile_many(jobs, d.arch());
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (const Problem& p : problems_of_job[i]) {
+      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id());
+      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
+      INFO(m.error);
+      CHECK(m.status == Status::Ok);
+      CHECK(m.rel_error <= verify_tolerance(p.precision));
+      CHECK(m.median_s > 0);
+      ++checked;
+    }
+  // 4097: ragged edges at scale with the model's pick (vector loads allowed), fp32 and fp64.
   for (Precision pr : {Precision::S, Precision::D}) {
     const Problem p = make(pr, Op::N, Op::T, 4097, 4097, 4097);
     const auto top = rank_space(p, d, 1).top;
     REQUIRE(top.size() == 1);
-    const auto compiled = compile_many({{top[0].config, pr, Op::N, Op::T}}, d.arch());
-    const Measurement m = session().measure(p, top[0].config, compiled[0], quick);
+    const auto one = compile_many({{top[0].config, pr, Op::N, Op::T}}, d.arch());
+    const Measurement m = session().measure(p, top[0].config, one[0], quick);
     INFO(top[0].config.id() << " " << m.error);
     CHECK(m.status == Status::Ok);
     ++checked;
   }
-  CHECK(checked > 200);
+  CHECK(checked >= 250);
 }
 
 TEST_CASE("gpu: a kernel that computes the wrong thing is caught", "[gpu]") {

@@ -1,0 +1,85 @@
+// gemmtune store: every attempt, with its status, timings and resources, in one SQLite file
+// (WAL). Writes are transactional: a killed run loses at most the attempt in flight.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace gemmtune {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+// One measured (or failed) configuration on one problem and device.
+struct Attempt {
+  std::string device;  // DeviceSpec::name
+  Problem problem;
+  KernelConfig config;
+  std::string status = "ok";  // ok, compile_error, launch_error, execute_error, wrong, timeout
+  std::string error;
+  double median_s = 0, min_s = 0, max_s = 0;
+  int repetitions = 0;
+  double gflops = 0;
+  double rel_error = 0;
+  int registers = 0, spill_bytes = 0;
+  std::int64_t smem_bytes = 0;
+  double energy_j = 0;        // 0 when not measured
+  std::string counters_json;  // "" when not collected
+  double predicted_s = 0;     // the model's time when the attempt was made
+  std::string created_at;     // filled by the store
+};
+
+struct CsvImportReport {
+  int imported = 0;
+  std::vector<std::string> rejected;  // "line N: reason"
+};
+
+class Database {
+ public:
+  // Opens or creates. Throws InputError when the file is not a gemmtune store, is of another
+  // schema version (never overwritten), or cannot be read.
+  explicit Database(const std::string& path);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  static std::string default_path();  // $GEMMTUNE_DB or ~/.local/share/gemmtune/gemmtune.db
+
+  void save_device(const DeviceSpec& d);
+  std::optional<DeviceSpec> device(const std::string& name) const;
+
+  void add(const Attempt& a);                       // one transaction
+  void add_all(const std::vector<Attempt>& attempts);  // one transaction for all
+  // Attempts of a problem on a device (all problems when problem is empty), oldest first.
+  std::vector<Attempt> attempts(const std::string& device, const std::optional<Problem>& problem = {}) const;
+  std::vector<Problem> problems(const std::string& device) const;
+  bool has(const std::string& device, const Problem& p, const KernelConfig& c) const;
+  // The fastest ok attempt of exactly this problem.
+  std::optional<Attempt> best(const std::string& device, const Problem& p) const;
+
+  void save_calibration(const std::string& device, const std::string& json);
+  std::optional<std::string> calibration(const std::string& device) const;
+
+  // Seeds' CSV: one row per attempt: inputs, status, error, time, GFLOP/s (and the rest).
+  std::string export_csv(const std::string& device = "") const;
+  std::string export_json(const std::string& device = "") const;
+  CsvImportReport import_csv(const std::string& text);  // bad rows reported, good rows kept
+
+  // For tests of crash safety: runs f inside a transaction that is then abandoned, as a
+  // process killed mid-write would leave it.
+  void abandoned_transaction_for_test(const std::vector<Attempt>& attempts);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string csv_header();
+std::string to_csv_row(const Attempt& a);
+Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& header);  // throws InputError
+
+}  // namespace gemmtune
