@@ -125,4 +125,103 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
                    const ModelCoefficients& coefficients = {}, const SpaceDomain& domain = {},
                    const ConstraintOptions& options = {});
 
+// ---------------------------------------------------------------- tuning
+
+// What measuring one configuration gave. status is "ok" or the failure class.
+struct Evaluation {
+  KernelConfig config;
+  std::string status = "ok";
+  std::string error;
+  double time_s = 0;  // median
+  double min_s = 0, max_s = 0;
+  int repetitions = 0;
+  double rel_error = 0;
+  int registers = 0;  // from the compiler; 0 when unknown
+  int spill_bytes = 0;
+  bool ok() const { return status == "ok"; }
+};
+
+// Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
+// in tests and --replay it answers from recorded measurements.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual const DeviceSpec& device() const = 0;
+  // Registers per thread the compiler gives each configuration; -1 where it failed to compile.
+  virtual std::vector<int> compile(const Problem& problem,
+                                   const std::vector<KernelConfig>& configs) = 0;
+  // Verifies and times each configuration, in order.
+  virtual std::vector<Evaluation> measure(const Problem& problem,
+                                          const std::vector<KernelConfig>& configs) = 0;
+  // Whether measure() can answer for this configuration (a replay knows only what it recorded).
+  virtual bool can_evaluate(const KernelConfig&) const { return true; }
+};
+
+// Answers from recorded evaluations of one problem. A configuration never recorded is an error
+// (InputError naming it), so a replayed strategy cannot silently measure nothing.
+class ReplayEvaluator : public Evaluator {
+ public:
+  ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded);
+  const DeviceSpec& device() const override { return device_; }
+  std::vector<int> compile(const Problem& problem,
+                           const std::vector<KernelConfig>& configs) override;
+  std::vector<Evaluation> measure(const Problem& problem,
+                                  const std::vector<KernelConfig>& configs) override;
+  const std::vector<Evaluation>& recorded() const { return recorded_; }
+  bool can_evaluate(const KernelConfig& c) const override;
+
+ private:
+  const Evaluation& find(const KernelConfig& c) const;
+  DeviceSpec device_;
+  std::vector<Evaluation> recorded_;
+  std::vector<std::pair<std::string, size_t>> index_;  // sorted by id
+};
+
+struct Budget {
+  int evaluations = 0;  // 0: no limit
+  double seconds = 0;   // 0: no limit
+};
+
+struct TuneResult {
+  std::optional<Evaluation> best;
+  int evaluations = 0;              // configurations measured
+  int compiled = 0;                 // configurations compiled (hybrid)
+  std::vector<double> best_after;   // best time after each evaluation (inf until one is ok)
+  std::vector<Evaluation> history;  // every evaluation, in order
+  double seconds = 0;
+  std::string stopped_by;  // "space exhausted", "evaluation budget", "time budget", "converged"
+};
+
+using EvaluationSink = std::function<void(const Evaluation&)>;  // e.g. the store, after each one
+
+// Every configuration given, in order (the caller drops what the store already has).
+TuneResult sweep(const Problem& problem, Evaluator& evaluator,
+                 const std::vector<KernelConfig>& configs, const Budget& budget = {},
+                 const EvaluationSink& sink = {});
+
+// Uniformly random order over the configurations given, without repetition.
+TuneResult random_search(const Problem& problem, Evaluator& evaluator,
+                         std::vector<KernelConfig> configs, unsigned seed,
+                         const Budget& budget = {}, const EvaluationSink& sink = {});
+
+struct HybridOptions {
+  int compile_top = 64;   // model's top configurations compiled
+  int measure_top = 8;    // of those, re-ranked with real registers, measured first
+  int refine_rounds = 8;  // coordinate-descent passes around the best measured
+  Budget budget{};
+  ModelCoefficients coefficients{};
+  SpaceDomain domain{};
+  ConstraintOptions constraints{};
+};
+// The hybrid: rank by the model, compile the top k, re-rank with the compiler's registers,
+// measure the best few, then refine by coordinate descent over neighbouring parameter values
+// (seed 003), each neighbourhood ordered by the model; stops at the budget.
+TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator,
+                       const HybridOptions& options = {}, const EvaluationSink& sink = {});
+
+// Neighbours of a configuration: one parameter moved one step in its domain (unroll also
+// visits {1, 2, 4, 8}), kept only if they pass the hard constraints.
+std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& device,
+                                     const KernelConfig& c, const SpaceDomain& domain);
+
 }  // namespace gemmtune

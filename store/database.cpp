@@ -74,7 +74,9 @@ CREATE TABLE calibrations(device TEXT NOT NULL, json TEXT NOT NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));
 )sql";
 
-std::string str(char c) { return std::string(1, c); }
+std::string str(char c) {
+  return std::string(1, c);
+}
 
 }  // namespace
 
@@ -92,16 +94,18 @@ struct Database::Impl {
   }
 
   std::int64_t problem_id(const Problem& p, bool create) {
-    Statement find(db,
-                   "SELECT id FROM problems WHERE precision=? AND op_a=? AND op_b=? AND m=? AND n=? AND k=? "
-                   "AND lda=? AND ldb=? AND ldc=? AND batch=? AND alpha_re=? AND alpha_im=? AND beta_re=? "
-                   "AND beta_im=?");
+    Statement find(
+        db,
+        "SELECT id FROM problems WHERE precision=? AND op_a=? AND op_b=? AND m=? AND n=? AND k=? "
+        "AND lda=? AND ldb=? AND ldc=? AND batch=? AND alpha_re=? AND alpha_im=? AND beta_re=? "
+        "AND beta_im=?");
     bind_problem(find, p);
     if (find.step()) return find.integer(0);
     if (!create) return -1;
-    Statement ins(db,
-                  "INSERT INTO problems(precision, op_a, op_b, m, n, k, lda, ldb, ldc, batch, alpha_re, "
-                  "alpha_im, beta_re, beta_im) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Statement ins(
+        db,
+        "INSERT INTO problems(precision, op_a, op_b, m, n, k, lda, ldb, ldc, batch, alpha_re, "
+        "alpha_im, beta_re, beta_im) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     bind_problem(ins, p);
     ins.step();
     return sqlite3_last_insert_rowid(db);
@@ -129,10 +133,11 @@ struct Database::Impl {
     const std::string cid = a.config.id();
     Statement cfg(db, "INSERT OR IGNORE INTO configs(id) VALUES(?)");
     cfg.bind(1, cid).step();
-    Statement ins(db,
-                  "INSERT INTO attempts(device, problem_id, config, status, error, median_s, min_s, max_s, "
-                  "repetitions, gflops, rel_error, registers, spill_bytes, smem_bytes, energy_j, "
-                  "counters_json, predicted_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Statement ins(
+        db,
+        "INSERT INTO attempts(device, problem_id, config, status, error, median_s, min_s, max_s, "
+        "repetitions, gflops, rel_error, registers, spill_bytes, smem_bytes, energy_j, "
+        "counters_json, predicted_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, a.device)
         .bind(2, pid)
         .bind(3, cid)
@@ -175,7 +180,8 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
-  if (sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
     const std::string msg = impl_->db ? sqlite3_errmsg(impl_->db) : "out of memory";
     sqlite3_close(impl_->db);
     impl_->db = nullptr;
@@ -184,9 +190,12 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
   sqlite3_busy_timeout(impl_->db, 10000);
   try {
     // Reading the schema fails for a file that is not an SQLite database at all.
-    Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-    tables.step();
-    const bool empty = tables.integer(0) == 0;
+    bool empty = false;
+    {  // finalized before the PRAGMAs: an open statement holds a read transaction
+      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
+      tables.step();
+      empty = tables.integer(0) == 0;
+    }
     if (empty) {
       impl_->exec("PRAGMA journal_mode=WAL");
       impl_->transaction([&] {
@@ -195,15 +204,22 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
         v.bind(1, std::to_string(kStoreSchemaVersion)).step();
       });
     } else {
-      Statement has_meta(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-      has_meta.step();
-      if (has_meta.integer(0) == 0)
-        throw InputError("'" + path + "' is an SQLite database but not a gemmtune store (no meta table); left untouched");
-      Statement v(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
-      const std::string version = v.step() ? v.text(0) : "none";
+      std::string version = "none";
+      {
+        Statement has_meta(impl_->db,
+                           "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
+        has_meta.step();
+        if (has_meta.integer(0) == 0)
+          throw InputError(
+              "'" + path +
+              "' is an SQLite database but not a gemmtune store (no meta table); left untouched");
+        Statement v(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
+        if (v.step()) version = v.text(0);
+      }
       if (version != std::to_string(kStoreSchemaVersion))
-        throw InputError("store '" + path + "' has schema version " + version + "; this gemmtune reads version " +
-                         std::to_string(kStoreSchemaVersion) + " (the file is left untouched)");
+        throw InputError("store '" + path + "' has schema version " + version +
+                         "; this gemmtune reads version " + std::to_string(kStoreSchemaVersion) +
+                         " (the file is left untouched)");
       impl_->exec("PRAGMA journal_mode=WAL");
     }
     impl_->exec("PRAGMA synchronous=NORMAL");
@@ -225,7 +241,8 @@ Database::~Database() {
 
 std::string Database::default_path() {
   if (const char* env = std::getenv("GEMMTUNE_DB")) return env;
-  if (const char* home = std::getenv("HOME")) return std::string(home) + "/.local/share/gemmtune/gemmtune.db";
+  if (const char* home = std::getenv("HOME"))
+    return std::string(home) + "/.local/share/gemmtune/gemmtune.db";
   return "gemmtune.db";
 }
 
@@ -241,7 +258,9 @@ std::optional<DeviceSpec> Database::device(const std::string& name) const {
   return device_from_json(s.text(0));
 }
 
-void Database::add(const Attempt& a) { add_all({a}); }
+void Database::add(const Attempt& a) {
+  add_all({a});
+}
 
 void Database::add_all(const std::vector<Attempt>& attempts) {
   impl_->transaction([&] {
@@ -255,12 +274,16 @@ void Database::abandoned_transaction_for_test(const std::vector<Attempt>& attemp
   impl_->exec("ROLLBACK");  // what SQLite does on reopen after a killed writer
 }
 
-std::vector<Attempt> Database::attempts(const std::string& device, const std::optional<Problem>& problem) const {
+std::vector<Attempt> Database::attempts(const std::string& device,
+                                        const std::optional<Problem>& problem) const {
   std::string sql =
-      "SELECT a.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, p.alpha_re, "
-      "p.alpha_im, p.beta_re, p.beta_im, a.config, a.status, a.error, a.median_s, a.min_s, a.max_s, "
+      "SELECT a.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
+      "p.alpha_re, "
+      "p.alpha_im, p.beta_re, p.beta_im, a.config, a.status, a.error, a.median_s, a.min_s, "
+      "a.max_s, "
       "a.repetitions, a.gflops, a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, "
-      "a.counters_json, a.predicted_s, a.created_at FROM attempts a JOIN problems p ON p.id = a.problem_id "
+      "a.counters_json, a.predicted_s, a.created_at FROM attempts a JOIN problems p ON p.id = "
+      "a.problem_id "
       "WHERE (?1 = '' OR a.device = ?1)";
   std::int64_t pid = -1;
   if (problem) {
@@ -311,10 +334,12 @@ std::vector<Attempt> Database::attempts(const std::string& device, const std::op
 }
 
 std::vector<Problem> Database::problems(const std::string& device) const {
-  Statement s(impl_->db,
-              "SELECT DISTINCT p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-              "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im FROM problems p JOIN attempts a ON a.problem_id = p.id "
-              "WHERE (?1 = '' OR a.device = ?1) ORDER BY p.id");
+  Statement s(
+      impl_->db,
+      "SELECT DISTINCT p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
+      "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im FROM problems p JOIN attempts a ON "
+      "a.problem_id = p.id "
+      "WHERE (?1 = '' OR a.device = ?1) ORDER BY p.id");
   s.bind(1, device);
   std::vector<Problem> out;
   while (s.step()) {
@@ -339,7 +364,8 @@ std::vector<Problem> Database::problems(const std::string& device) const {
 bool Database::has(const std::string& device, const Problem& p, const KernelConfig& c) const {
   const std::int64_t pid = impl_->problem_id(p, false);
   if (pid < 0) return false;
-  Statement s(impl_->db, "SELECT 1 FROM attempts WHERE device=? AND problem_id=? AND config=? LIMIT 1");
+  Statement s(impl_->db,
+              "SELECT 1 FROM attempts WHERE device=? AND problem_id=? AND config=? LIMIT 1");
   s.bind(1, device).bind(2, pid).bind(3, c.id());
   return s.step();
 }
@@ -347,7 +373,8 @@ bool Database::has(const std::string& device, const Problem& p, const KernelConf
 std::optional<Attempt> Database::best(const std::string& device, const Problem& p) const {
   std::optional<Attempt> best;
   for (auto& a : attempts(device, p))
-    if (a.status == "ok" && a.median_s > 0 && (!best || a.median_s < best->median_s)) best = std::move(a);
+    if (a.status == "ok" && a.median_s > 0 && (!best || a.median_s < best->median_s))
+      best = std::move(a);
   return best;
 }
 
@@ -357,7 +384,8 @@ void Database::save_calibration(const std::string& device, const std::string& js
 }
 
 std::optional<std::string> Database::calibration(const std::string& device) const {
-  Statement s(impl_->db, "SELECT json FROM calibrations WHERE device=? ORDER BY rowid DESC LIMIT 1");
+  Statement s(impl_->db,
+              "SELECT json FROM calibrations WHERE device=? ORDER BY rowid DESC LIMIT 1");
   s.bind(1, device);
   if (!s.step()) return std::nullopt;
   return s.text(0);

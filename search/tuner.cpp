@@ -1,0 +1,257 @@
+// Tuning strategies over an Evaluator: sweep, random, and the model-driven hybrid.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "search/search.hpp"
+
+namespace gemmtune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Measures configurations one at a time, keeping the history and the budget.
+struct Run {
+  const Problem& problem;
+  Evaluator& evaluator;
+  const Budget& budget;
+  const EvaluationSink& sink;
+  TuneResult result;
+  Clock::time_point start = Clock::now();
+  std::set<std::string> measured;
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+  bool exhausted() {
+    if (budget.evaluations > 0 && result.evaluations >= budget.evaluations) {
+      result.stopped_by = "evaluation budget";
+      return true;
+    }
+    if (budget.seconds > 0 && elapsed() >= budget.seconds) {
+      result.stopped_by = "time budget";
+      return true;
+    }
+    return false;
+  }
+
+  // Returns false when the budget is spent.
+  bool measure(const KernelConfig& c) {
+    if (!measured.insert(c.id()).second) return true;
+    if (exhausted()) return false;
+    Evaluation e = evaluator.measure(problem, {c}).at(0);
+    e.config = c;
+    ++result.evaluations;
+    if (e.ok() && e.time_s > 0 && (!result.best || e.time_s < result.best->time_s)) result.best = e;
+    result.best_after.push_back(result.best ? result.best->time_s
+                                            : std::numeric_limits<double>::infinity());
+    result.history.push_back(e);
+    if (sink) sink(e);
+    return true;
+  }
+
+  TuneResult finish() {
+    result.seconds = elapsed();
+    return std::move(result);
+  }
+};
+
+// Orders configurations by predicted time with the compiler's registers (where known).
+std::vector<KernelConfig> by_prediction(const Problem& p, const DeviceSpec& d,
+                                        std::vector<KernelConfig> configs,
+                                        const std::vector<int>& regs, const ModelCoefficients& k) {
+  std::vector<std::pair<double, size_t>> order;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (regs[i] < 0) continue;  // failed to compile: nothing to measure
+    try {
+      order.emplace_back(predict(p, d, configs[i], k, regs[i] > 0 ? regs[i] : -1).time_s, i);
+    } catch (const InputError&) {
+      // With real registers the block may not fit at all: not a candidate.
+    }
+  }
+  std::stable_sort(order.begin(), order.end());
+  std::vector<KernelConfig> out;
+  for (auto& [t, i] : order) out.push_back(configs[i]);
+  return out;
+}
+
+}  // namespace
+
+TuneResult sweep(const Problem& problem, Evaluator& evaluator,
+                 const std::vector<KernelConfig>& configs, const Budget& budget,
+                 const EvaluationSink& sink) {
+  Run run{problem, evaluator, budget, sink, {}, Clock::now(), {}};
+  for (const auto& c : configs)
+    if (!run.measure(c)) return run.finish();
+  run.result.stopped_by = "space exhausted";
+  return run.finish();
+}
+
+TuneResult random_search(const Problem& problem, Evaluator& evaluator,
+                         std::vector<KernelConfig> configs, unsigned seed, const Budget& budget,
+                         const EvaluationSink& sink) {
+  std::mt19937 rng(seed);
+  std::shuffle(configs.begin(), configs.end(), rng);
+  return sweep(problem, evaluator, configs, budget, sink);
+}
+
+std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& device,
+                                     const KernelConfig& c, const SpaceDomain& dom) {
+  std::vector<KernelConfig> out;
+  std::set<std::string> seen{c.id()};
+  auto add = [&](KernelConfig n) {
+    // Read layouts keep their width along the contiguous dimension; the other side follows.
+    if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
+    if (n.dim_xb > 0 && n.threads() % n.dim_xb == 0) n.dim_yb = n.threads() / n.dim_xb;
+    if (check_hard(problem, device, n)) return;
+    if (seen.insert(n.id()).second) out.push_back(n);
+  };
+  // One step either way along an ordered domain; every other value of an unordered one.
+  auto step = [&](int KernelConfig::*member, const std::vector<int>& values, bool ordered) {
+    const auto it = std::find(values.begin(), values.end(), c.*member);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const bool adjacent = it == values.end() || !ordered ||
+                            i + 1 == size_t(it - values.begin()) ||
+                            i == size_t(it - values.begin()) + 1;
+      if (!adjacent || values[i] == c.*member) continue;
+      KernelConfig n = c;
+      n.*member = values[i];
+      add(n);
+    }
+  };
+  step(&KernelConfig::blk_m, dom.blk_m, true);
+  step(&KernelConfig::blk_n, dom.blk_n, true);
+  step(&KernelConfig::blk_k, dom.blk_k, true);
+  step(&KernelConfig::dim_x, dom.dim_x, true);
+  step(&KernelConfig::dim_y, dom.dim_y, true);
+  step(&KernelConfig::dim_xa, dom.dim_xa, true);
+  step(&KernelConfig::dim_xb, dom.dim_xb, true);
+  step(&KernelConfig::vec_a, dom.vec_a, true);
+  step(&KernelConfig::vec_b, dom.vec_b, true);
+  step(&KernelConfig::stages, {1, 2}, false);
+  step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
+  step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
+  step(&KernelConfig::smem_b_kmajor, {0, 1}, false);
+  step(&KernelConfig::prefetch, {0, 1, 2, 3}, false);
+  step(&KernelConfig::unroll, {0, 1, 2, 4, 8}, false);
+  step(&KernelConfig::raster, {1, 2, 4, 8, 16}, true);
+  KernelConfig e = c;
+  e.edge = c.edge == EdgeMode::Predicate ? EdgeMode::Redirect : EdgeMode::Predicate;
+  add(e);
+  return out;
+}
+
+TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const HybridOptions& o,
+                       const EvaluationSink& sink) {
+  Run run{problem, evaluator, o.budget, sink, {}, Clock::now(), {}};
+  const DeviceSpec& d = evaluator.device();
+  // The model's errors are alike within a tile shape and thread layout, so the shortlist takes
+  // the best-predicted variant of each distinct (BM, BN, BK, DX, DY) before any second one.
+  const Ranking ranking = rank_space(problem, d, std::max(2048, o.compile_top * 32), o.coefficients,
+                                     o.domain, o.constraints);
+  std::vector<KernelConfig> shortlist, seconds;
+  std::set<std::array<int, 5>> families;
+  for (const auto& r : ranking.top) {
+    if (!evaluator.can_evaluate(r.config)) continue;
+    const KernelConfig& c = r.config;
+    if (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second) {
+      if (int(shortlist.size()) < o.compile_top) shortlist.push_back(c);
+    } else {
+      seconds.push_back(c);
+    }
+  }
+  for (size_t i = 0; int(shortlist.size()) < o.compile_top && i < seconds.size(); ++i)
+    shortlist.push_back(seconds[i]);
+  if (shortlist.empty())
+    throw InputError("no configuration survives the constraints for " + problem.shape_id());
+  const std::vector<int> regs = evaluator.compile(problem, shortlist);
+  run.result.compiled += int(shortlist.size());
+  const auto reranked = by_prediction(problem, d, shortlist, regs, o.coefficients);
+  for (size_t i = 0; i < reranked.size() && int(i) < o.measure_top; ++i)
+    if (!run.measure(reranked[i])) return run.finish();
+
+  // Refinement: candidates are the neighbours (one parameter, one step) of the best three
+  // measured so far. Each candidate's prediction is scaled by the measured / predicted ratio of
+  // its nearest measured configuration, so the search learns where the model is off. It moves
+  // on while a round improves; a round that does not gets a second look at the next-best
+  // candidates before the search calls it converged.
+  constexpr int kPerRound = 6;
+  constexpr int kLooks = 2;
+  std::vector<std::pair<std::vector<int>, double>> ratios;  // parameters, measured / predicted
+  auto learn = [&] {
+    ratios.clear();
+    for (const auto& e : run.result.history)
+      if (e.ok() && e.time_s > 0) {
+        const double pred =
+            predict(problem, d, e.config, o.coefficients, e.registers > 0 ? e.registers : -1)
+                .time_s;
+        ratios.emplace_back(config_csv_values(e.config), e.time_s / pred);
+      }
+  };
+  auto corrected = [&](const KernelConfig& c, double predicted) {
+    const auto v = config_csv_values(c);
+    int best_distance = 1 << 30;
+    double sum = 0;
+    int count = 0;
+    for (const auto& [w, ratio] : ratios) {
+      int distance = 0;
+      for (size_t i = 0; i < v.size(); ++i) distance += v[i] != w[i];
+      if (distance < best_distance) {
+        best_distance = distance;
+        sum = 0;
+        count = 0;
+      }
+      if (distance == best_distance) {
+        sum += ratio;
+        ++count;
+      }
+    }
+    return count ? predicted * sum / count : predicted;
+  };
+  for (int round = 0; round < o.refine_rounds && run.result.best; ++round) {
+    learn();
+    std::vector<const Evaluation*> leaders;
+    for (const auto& e : run.result.history)
+      if (e.ok()) leaders.push_back(&e);
+    std::sort(leaders.begin(), leaders.end(),
+              [](auto* a, auto* b) { return a->time_s < b->time_s; });
+    std::vector<KernelConfig> candidates;
+    std::set<std::string> queued;
+    for (size_t l = 0; l < leaders.size() && l < 3; ++l)
+      for (const auto& n : neighbours(problem, d, leaders[l]->config, o.domain))
+        if (!run.measured.count(n.id()) && evaluator.can_evaluate(n) &&
+            queued.insert(n.id()).second)
+          candidates.push_back(n);
+    if (candidates.empty()) break;
+    const std::vector<int> nregs = evaluator.compile(problem, candidates);
+    run.result.compiled += int(candidates.size());
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (nregs[i] < 0) continue;
+      try {
+        const double t =
+            predict(problem, d, candidates[i], o.coefficients, nregs[i] > 0 ? nregs[i] : -1).time_s;
+        order.emplace_back(corrected(candidates[i], t), i);
+      } catch (const InputError&) {
+      }
+    }
+    std::stable_sort(order.begin(), order.end());
+    const double before = run.result.best->time_s;
+    bool improved = false;
+    for (size_t i = 0; i < order.size() && int(i) < kPerRound * kLooks && !improved; ++i) {
+      if (!run.measure(candidates[order[i].second])) return run.finish();
+      improved = run.result.best->time_s < before && (int(i) + 1) % kPerRound == 0;
+    }
+    if (run.result.best->time_s >= before) {
+      run.result.stopped_by = "converged";
+      return run.finish();
+    }
+  }
+  if (run.result.stopped_by.empty())
+    run.result.stopped_by = run.result.best ? "converged" : "nothing ran";
+  return run.finish();
+}
+
+}  // namespace gemmtune

@@ -1,0 +1,148 @@
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "store/store.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempDb {
+  fs::path path;
+  explicit TempDb(const char* name) : path(fs::temp_directory_path() / name) { clean(); }
+  ~TempDb() { clean(); }
+  void clean() {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+  }
+};
+
+Attempt attempt(int m, const char* config, double t, const char* status = "ok") {
+  Attempt a;
+  a.device = "H100-SXM";
+  a.problem.precision = Precision::D;
+  a.problem.op_b = Op::T;
+  a.problem.m = m;
+  a.problem.n = 64;
+  a.problem.k = 32;
+  a.problem.beta = {0.5, 0};
+  a.problem = a.problem.normalized();
+  a.config = KernelConfig::parse(config);
+  a.status = status;
+  a.error = std::string(status) == "ok" ? "" : "boom, with \"quotes\"\nand a newline";
+  a.median_s = t;
+  a.min_s = t * 0.9;
+  a.max_s = t * 1.2;
+  a.repetitions = 20;
+  a.gflops = a.problem.flops() / t * 1e-9;
+  a.registers = 96;
+  a.smem_bytes = 8192;
+  a.predicted_s = t * 0.8;
+  return a;
+}
+}  // namespace
+
+TEST_CASE("store: attempts round-trip and the best is the fastest ok one", "[store]") {
+  TempDb tmp("gemmtune_store_roundtrip.db");
+  {
+    Database db(tmp.path.string());
+    db.save_device(find_builtin_device("H100-SXM"));
+    db.add(attempt(100, "BM64_BN64", 2e-3));
+    db.add_all({attempt(100, "BM32_BN64", 1e-3), attempt(100, "BM16_BN16", 5e-4, "wrong"),
+                attempt(200, "BM64_BN64", 3e-3)});
+  }
+  Database db(tmp.path.string());  // reopened: everything persisted
+  REQUIRE(db.device("H100-SXM"));
+  CHECK(*db.device("H100-SXM") == find_builtin_device("H100-SXM"));
+  const Problem p100 = attempt(100, "BM64", 1).problem;
+  const auto all = db.attempts("H100-SXM", p100);
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].config == KernelConfig::parse("BM64_BN64"));
+  CHECK(all[0].problem == p100);
+  CHECK(all[0].min_s == Approx(1.8e-3));
+  CHECK(all[2].status == "wrong");
+  CHECK_FALSE(all[0].created_at.empty());
+  const auto best = db.best("H100-SXM", p100);
+  REQUIRE(best);
+  CHECK(best->config == KernelConfig::parse("BM32_BN64"));  // the faster "wrong" one is never best
+  CHECK(db.has("H100-SXM", p100, KernelConfig::parse("BM16_BN16")));
+  CHECK_FALSE(db.has("A100", p100, KernelConfig::parse("BM16_BN16")));
+  CHECK(db.problems("H100-SXM").size() == 2);
+  CHECK(db.attempts("").size() == 4);
+  db.save_calibration("H100-SXM", "{\"a\": 1}");
+  db.save_calibration("H100-SXM", "{\"a\": 2}");
+  CHECK(*db.calibration("H100-SXM") == "{\"a\": 2}");
+  CHECK_FALSE(db.calibration("V100"));
+}
+
+TEST_CASE("store: an interrupted transaction loses only its own rows", "[store]") {
+  TempDb tmp("gemmtune_store_crash.db");
+  Database db(tmp.path.string());
+  db.add(attempt(100, "BM64_BN64", 2e-3));
+  db.abandoned_transaction_for_test(
+      {attempt(100, "BM32_BN32", 1e-3), attempt(300, "BM32_BN32", 1e-3)});
+  CHECK(db.attempts("").size() == 1);
+  CHECK(db.problems("").size() == 1);
+  db.add(attempt(100, "BM16_BN64", 1e-3));
+  CHECK(db.attempts("").size() == 2);
+}
+
+TEST_CASE("store: CSV export and import, bad rows reported and good rows kept", "[store]") {
+  TempDb a("gemmtune_store_csv_a.db"), b("gemmtune_store_csv_b.db");
+  Database src(a.path.string());
+  src.add_all(
+      {attempt(100, "BM64_BN64", 2e-3), attempt(7, "BM32_BN16_PF3", 1e-5, "execute_error")});
+  const std::string csv = src.export_csv();
+  CHECK(csv.rfind(csv_header() + "\n", 0) == 0);
+  std::string damaged = csv;
+  damaged += "H100-SXM,s,n,n,0,8,8,8,8,8,1,1,0," + std::string(60, ',') + "\n";  // wrong width
+  std::string bad_m = csv.substr(csv.find('\n') + 1);
+  bad_m = bad_m.substr(0, bad_m.find('\n'));
+  bad_m.replace(bad_m.find(",100,"), 5, ",0,");  // M = 0
+  damaged += bad_m + "\n";
+  std::string bad_status = csv.substr(csv.find('\n') + 1);
+  bad_status = bad_status.substr(0, bad_status.find('\n'));
+  bad_status.replace(bad_status.find(",ok,"), 4, ",great,");
+  damaged += bad_status + "\n";
+  Database dst(b.path.string());
+  const CsvImportReport r = dst.import_csv(damaged);
+  CHECK(r.imported == 2);
+  REQUIRE(r.rejected.size() == 3);
+  CHECK_THAT(r.rejected[0], Catch::Contains("line 4") && Catch::Contains("fields"));
+  CHECK_THAT(r.rejected[1], Catch::Contains("M = 0"));
+  CHECK_THAT(r.rejected[2], Catch::Contains("status 'great'"));
+  const auto back = dst.attempts("");
+  REQUIRE(back.size() == 2);
+  CHECK(back[1].error == "boom, with \"quotes\" and a newline");
+  CHECK(back[1].config == KernelConfig::parse("BM32_BN16_PF3"));
+  CHECK(dst.export_csv() == csv);  // what was imported exports identically
+  CHECK_THAT(dst.export_json(), Catch::Contains("\"status\": \"execute_error\""));
+  CHECK_THROWS_WITH(dst.import_csv(""), Catch::Contains("empty"));
+}
+
+TEST_CASE("store: foreign files and other schema versions are refused and left untouched",
+          "[store]") {
+  TempDb junk("gemmtune_store_junk.db"), other("gemmtune_store_other.db"),
+      old("gemmtune_store_old.db");
+  {
+    std::ofstream(junk.path)
+        << "this is not a database at all, just text that is long enough......";
+  }
+  const auto size_before = fs::file_size(junk.path);
+  CHECK_THROWS_WITH(Database(junk.path.string()), Catch::Contains("cannot read the store"));
+  CHECK(fs::file_size(junk.path) == size_before);
+  sqlite3* raw = nullptr;
+  sqlite3_open(other.path.string().c_str(), &raw);
+  sqlite3_exec(raw, "CREATE TABLE x(y)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  CHECK_THROWS_WITH(Database(other.path.string()), Catch::Contains("not a gemmtune store"));
+  { Database db(old.path.string()); }
+  sqlite3_open(old.path.string().c_str(), &raw);
+  sqlite3_exec(raw, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr,
+               nullptr);
+  sqlite3_close(raw);
+  CHECK_THROWS_WITH(Database(old.path.string()),
+                    Catch::Contains("schema version 99") && Catch::Contains("version 1"));
+}

@@ -1,0 +1,159 @@
+// Strategies on replayed measurements. The recording here is synthetic: the model's time with a
+// deterministic error that is systematic per tile shape and per thread layout (10% each, as a
+// model's misprediction is) plus 2% noise per configuration, with compile failures and wrong
+// kernels planted: the model is informative but not exact, as on real GPUs.
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "search/search.hpp"
+#include "tests/catch.hpp"
+
+using namespace gemmtune;
+
+namespace {
+
+SpaceDomain small_domain() {
+  SpaceDomain d;
+  d.blk_m = {32, 64, 128};
+  d.blk_n = {32, 64, 128};
+  d.blk_k = {8, 16};
+  d.dim_x = {8, 16};
+  d.dim_y = {8, 16};
+  d.pad = {0, 1};
+  d.raster = {1};
+  return d;
+}
+
+Problem problem() {
+  Problem p;
+  p.m = 3000;
+  p.n = 2000;
+  p.k = 1000;
+  return p.normalized();
+}
+
+std::vector<Evaluation> record(const Problem& p, const DeviceSpec& d, const SpaceDomain& dom) {
+  std::vector<Evaluation> out;
+  for (const auto& c : pruned_space(p, d, dom)) {
+    const size_t h = std::hash<std::string>{}(c.id());
+    auto factor = [](size_t key, double sigma) {
+      std::mt19937 rng(static_cast<unsigned>(key));
+      return std::exp(std::normal_distribution<double>(0.0, sigma)(rng));
+    };
+    const double systematic = factor(size_t(c.blk_m * 131 + c.blk_n * 7 + c.blk_k), 0.10) *
+                              factor(size_t(c.dim_x * 1009 + c.dim_y * 17 + c.prefetch), 0.10);
+    Evaluation e;
+    e.config = c;
+    e.registers = estimate_registers(c, p.precision, default_register_model()) + int(h % 17) - 8;
+    e.time_s = predict(p, d, c, {}, e.registers).time_s * systematic * factor(h, 0.02);
+    if (h % 37 == 0) e.status = "compile_error";
+    if (h % 41 == 0) {
+      e.status = "wrong";
+      e.time_s *= 0.2;  // a wrong kernel may well be fast: it must never win
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+double best_ok(const std::vector<Evaluation>& rec) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& e : rec)
+    if (e.ok()) best = std::min(best, e.time_s);
+  return best;
+}
+
+// Evaluations until a configuration at least as fast as target was measured.
+int evaluations_to(const TuneResult& r, double target) {
+  for (size_t i = 0; i < r.best_after.size(); ++i)
+    if (r.best_after[i] <= target) return int(i) + 1;
+  return std::numeric_limits<int>::max();
+}
+
+}  // namespace
+
+TEST_CASE("tuner: sweep measures everything and keeps the fastest correct kernel", "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const auto rec = record(problem(), d, small_domain());
+  REQUIRE(rec.size() > 300);
+  ReplayEvaluator replay(d, rec);
+  std::vector<KernelConfig> all;
+  for (const auto& e : rec) all.push_back(e.config);
+  int sunk = 0;
+  const TuneResult r = sweep(problem(), replay, all, {}, [&](const Evaluation&) { ++sunk; });
+  CHECK(r.evaluations == int(rec.size()));
+  CHECK(sunk == r.evaluations);
+  CHECK(r.stopped_by == "space exhausted");
+  REQUIRE(r.best);
+  CHECK(r.best->time_s == best_ok(rec));
+  CHECK(r.best->ok());
+  // A budget stops it.
+  const TuneResult cut = sweep(problem(), replay, all, Budget{25, 0});
+  CHECK(cut.evaluations == 25);
+  CHECK(cut.stopped_by == "evaluation budget");
+  CHECK_THROWS_WITH(replay.measure(problem(), {KernelConfig::parse("BM256_BN16")}),
+                    Catch::Contains("no recorded measurement"));
+}
+
+TEST_CASE("tuner: the hybrid reaches the best with fewer evaluations than random", "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const SpaceDomain dom = small_domain();
+  const auto rec = record(problem(), d, dom);
+  ReplayEvaluator replay(d, rec);
+  std::vector<KernelConfig> all;
+  for (const auto& e : rec) all.push_back(e.config);
+
+  HybridOptions o;
+  o.domain = dom;
+  o.compile_top = 32;
+  o.measure_top = 8;
+  o.refine_rounds = 20;
+  const TuneResult h = hybrid_tune(problem(), replay, o);
+  REQUIRE(h.best);
+  CHECK(h.best->ok());
+  INFO("hybrid: " << h.evaluations << " evaluations, best " << h.best->time_s
+                  << ", exhaustive best " << best_ok(rec) << ", stopped by " << h.stopped_by);
+  CHECK(h.best->time_s <= 1.15 * best_ok(rec));
+  CHECK(h.evaluations < int(rec.size()) / 20);  // under 5% of the space measured
+
+  // Random search needs far more evaluations to find a kernel as fast as the hybrid's.
+  std::vector<int> random_evals;
+  for (unsigned seed = 1; seed <= 25; ++seed)
+    random_evals.push_back(
+        evaluations_to(random_search(problem(), replay, all, seed), h.best->time_s));
+  std::sort(random_evals.begin(), random_evals.end());
+  const int random_median = random_evals[random_evals.size() / 2];
+  INFO("random median evaluations to the hybrid's best: " << random_median);
+  CHECK(3 * h.evaluations < random_median);
+
+  // The budget holds for the hybrid too.
+  o.budget.evaluations = 5;
+  const TuneResult capped = hybrid_tune(problem(), replay, o);
+  CHECK(capped.evaluations == 5);
+  CHECK(capped.stopped_by == "evaluation budget");
+}
+
+TEST_CASE("tuner: neighbours move one parameter one step and stay valid", "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const KernelConfig c = KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16_UR0");
+  const auto ns = neighbours(problem(), d, c, SpaceDomain{});
+  REQUIRE(ns.size() > 10);
+  bool has_unroll4 = false, has_bm96 = false, has_bm128 = false;
+  for (const auto& n : ns) {
+    CHECK_FALSE(check_hard(problem(), d, n));
+    int differing = 0;
+    const auto a = config_csv_values(c), b = config_csv_values(n);
+    for (size_t i = 0; i < a.size(); ++i) differing += a[i] != b[i];
+    CHECK(differing >= 1);
+    CHECK(differing <= 3);  // a compute-layout step also moves DYA / DYB
+    has_unroll4 = has_unroll4 || n.unroll == 4;
+    has_bm96 = has_bm96 || n.blk_m == 96;
+    has_bm128 = has_bm128 || n.blk_m == 128;
+  }
+  CHECK(has_unroll4);
+  CHECK(has_bm96);         // the next value of the domain {.., 64, 96, 128, ..}
+  CHECK_FALSE(has_bm128);  // two steps away
+}
