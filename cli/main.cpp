@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   gemmtune::cli::register_devices(app);
   gemmtune::cli::register_fit_registers(app);
   gemmtune::cli::register_measure(app);
+  gemmtune::cli::register_tune(app);
+  gemmtune::cli::register_store(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -34,5 +34,7 @@ void register_compile(CLI::App& app);
 void register_devices(CLI::App& app);
 void register_fit_registers(CLI::App& app);
 void register_measure(CLI::App& app);
+void register_tune(CLI::App& app);
+void register_store(CLI::App& app);
 
 }  // namespace gemmtune::cli

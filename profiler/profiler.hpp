@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/core.hpp"
+#include "search/search.hpp"
 
 namespace gemmtune {
 
@@ -119,6 +121,64 @@ class GpuSession {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// A compiled configuration loaded into the current CUDA context, ready to launch on any
+// problem of its precision and op shape.
+class LoadedKernel {
+ public:
+  LoadedKernel(const CompileResult& compiled, const KernelConfig& config, Precision precision);
+  ~LoadedKernel();
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+  // Asynchronous on `stream` (a cudaStream_t; nullptr for the default stream). Throws on a
+  // launch error.
+  void launch(const Problem& problem, const void* a, const void* b, void* c, void* stream) const;
+  const KernelConfig& config() const { return config_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  KernelConfig config_;
+  Precision precision_;
+};
+
+// ---------------------------------------------------------------- isolation
+
+// Problems and measurements as one JSON line each: the worker protocol.
+std::string problem_to_json(const Problem& p);
+Problem problem_from_json(const std::string& text);
+
+// Serves measurement requests, one JSON line in, one out, on a GpuSession of its own
+// (`gemmtune worker`). Exits with status 3 after a fault that poisons its CUDA context.
+int run_worker(std::FILE* in, std::FILE* out);
+
+// The Evaluator of a real GPU: compiles in this process (all cores, on-disk cache), measures in
+// a worker process (`<executable> worker`) that is restarted after a fault or a timeout, so a
+// tuning run survives kernels that crash or hang.
+class GpuEvaluator : public Evaluator {
+ public:
+  GpuEvaluator(std::string executable, TimingOptions timing = {}, double timeout_s = 60);
+  ~GpuEvaluator() override;
+  GpuEvaluator(const GpuEvaluator&) = delete;
+  GpuEvaluator& operator=(const GpuEvaluator&) = delete;
+  const DeviceSpec& device() const override { return device_; }
+  std::vector<int> compile(const Problem& problem, const std::vector<KernelConfig>& configs) override;
+  std::vector<Evaluation> measure(const Problem& problem, const std::vector<KernelConfig>& configs) override;
+  int restarts() const { return restarts_; }
+
+ private:
+  Evaluation measure_one(const Problem& problem, const KernelConfig& config);
+  void start_worker();
+  void stop_worker();
+  std::string executable_;
+  TimingOptions timing_;
+  double timeout_s_;
+  DeviceSpec device_;
+  CompileCache cache_;
+  int pid_ = -1, to_worker_ = -1, from_worker_ = -1;
+  std::string pending_;  // bytes read past the last reply line
+  int restarts_ = 0;
 };
 
 }  // namespace gemmtune

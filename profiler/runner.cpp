@@ -1,6 +1,7 @@
 // GpuSession: verified, timed launches of compiled configurations, with cuBLAS beside them.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -284,34 +285,20 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
     return m;
   }
   prepare(p);
-  std::unique_ptr<gpu::Module> module;
-  const std::int64_t smem = shared_bytes(config, p.precision);
+  std::unique_ptr<LoadedKernel> kernel;
   try {
-    module = std::make_unique<gpu::Module>(compiled.cubin, kKernelEntry);
-    check(gpu::DriverApi::get().func_set_attribute(
-              module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(smem)),
-          "cuFuncSetAttribute(max dynamic shared memory)");
+    kernel = std::make_unique<LoadedKernel>(compiled, config, p.precision);
   } catch (const gpu::CudaError& e) {
     m.status = Status::LaunchError;
     m.error = e.what();
     return m;
   }
-  const std::int64_t tiles =
-      ((p.m + config.blk_m - 1) / config.blk_m) * ((p.n + config.blk_n - 1) / config.blk_n);
-  int M = int(p.m), N = int(p.n), K = int(p.k);
-  long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(),
-            sc = p.stride_c();
-  TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
-  void* A = s.a.get();
-  void* B = s.b.get();
   void* C = s.c.get();
-  void* args[] = {&M, &N, &K, alpha.bytes, &A, &lda, &sa, &B, &ldb, &sb, beta.bytes, &C, &ldc, &sc};
-  auto launch = [&] {
-    check(gpu::DriverApi::get().launch_kernel(module->function(), unsigned(tiles), 1,
-                                              unsigned(p.batch), unsigned(config.threads()), 1, 1,
-                                              unsigned(smem), s.stream->get(), args, nullptr),
-          "cuLaunchKernel");
-  };
+  // Test hook: the configuration named in GEMMTUNE_PLANT_FAULT writes through a bad pointer,
+  // which poisons the context as a real out-of-bounds kernel does.
+  if (const char* planted = std::getenv("GEMMTUNE_PLANT_FAULT"); planted && config.id() == planted)
+    C = reinterpret_cast<void*>(std::uintptr_t(0x10));
+  auto launch = [&] { kernel->launch(p, s.a.get(), s.b.get(), C, s.stream->get()); };
   try {
     s.reset_output(p);
     try {

@@ -1,35 +1,36 @@
 #!/usr/bin/env bash
 # On the lent GPU machine, from the repository root, with build/ carried from the build host:
-# runs the gpu-labelled tests and the GPU benchmarks in one call; logs go under $OUT.
-#   scripts/device-check.sh [quick]     (quick: tests only)
+# the gpu-labelled tests and the GPU benchmarks in one call, logs under $OUT.
+#   scripts/device-check.sh [tests] [vs_cublas PRECISIONS SECONDS] [measure]
+# With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
 mkdir -p "$out"
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache
 cd "$(dirname "$0")/.."
+# Libraries the device lacks travel in build/ (rpath $ORIGIN).
 {
   date -u
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 } >"$out/device.txt" 2>&1
 cat "$out/device.txt"
+[[ $# -eq 0 ]] && set -- tests vs_cublas sd 20
 status=0
-echo "== gpu tests"
-build/gemmtune_gpu_tests --durations yes 2>&1 | tee "$out/gpu_tests.log" | tail -25 || status=1
-[[ "${PIPESTATUS[0]}" == 0 ]] || status=1
-if [[ "${1:-}" != quick ]]; then
-  echo "== measure: model top 10 against cuBLAS"
-  for shape in "s 4096 4096 4096" "s 8192 8192 8192" "s 6144 6016 128" "s 6144 128 128" "s 8192 8192 32" \
-               "s 1000 1000 1000" "s 4097 4097 4097" "d 4096 4096 4096" "d 6144 6016 128"; do
-    set -- $shape
-    build/gemmtune measure -p "$1" -m "$2" -n "$3" -k "$4" --top 10 --format json \
-      >"$out/measure_$1_$2x$3x$4.json" 2>>"$out/measure.err" || status=1
-    python3 - "$out/measure_$1_$2x$3x$4.json" <<'PY' || true
-import json, sys
-r = json.load(open(sys.argv[1]))
-best = max((x for x in r["results"] if x["status"] == "ok"), key=lambda x: x["gflops"], default=None)
-print(f'{r["problem"]:28s} cuBLAS {r["cublas_gflops"]:8.0f}  best of top10 {best["gflops"] if best else 0:8.0f} GFLOP/s'
-      f'  ratio {best["vs_cublas"] if best else 0:.3f}  model top1 ratio {r["results"][0]["vs_cublas"]:.3f}  wall {r["wall_s"]:.1f}s')
-PY
-  done
-fi
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    tests)
+      echo "== gpu tests"
+      build/gemmtune_gpu_tests --durations yes >"$out/gpu_tests.log" 2>&1 || status=1
+      grep -E "passed|failed|FAILED|us$|s: gpu" "$out/gpu_tests.log" | tail -20
+      shift ;;
+    vs_cublas)
+      echo "== vs_cublas $2, $3 s tuning per shape"
+      build/vs_cublas --precision "$2" --seconds "$3" --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
+        tee "$out/vs_cublas_$2.txt" || status=1
+      build/gemmtune export --db "$out/vs_cublas_$2.db" --output "$out/attempts_$2.csv" || status=1
+      rm -f "$out/vs_cublas_$2.db"*
+      shift 3 ;;
+    *) echo "unknown step $1" >&2; exit 2 ;;
+  esac
+done
 exit $status

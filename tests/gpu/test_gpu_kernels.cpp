@@ -1,8 +1,15 @@
 // On the GPU: the model's occupancy against the driver's, and kernels against cuBLAS.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <set>
 
 #include "model/model.hpp"
 #include "profiler/profiler.hpp"
+#include "runtime/runtime.hpp"
 #include "search/search.hpp"
 #include "tests/catch.hpp"
 
@@ -151,4 +158,86 @@ TEST_CASE("gpu: a kernel that computes the wrong thing is caught", "[gpu]") {
   const Measurement m = session().measure(p, c, wrong[0]);
   CHECK(m.status == Status::Wrong);
   CHECK_THAT(m.error, Catch::Contains("relative error"));
+}
+
+TEST_CASE("gpu: a faulting kernel is isolated and the run goes on", "[gpu]") {
+  const Problem p = make(Precision::S, Op::N, Op::N, 512, 512, 512);
+  const KernelConfig good = KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16");
+  const KernelConfig bad = KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16_PF3");
+  setenv("GEMMTUNE_PLANT_FAULT", bad.id().c_str(), 1);  // inherited by the worker process
+  TimingOptions quick;
+  quick.repetitions = 3;
+  // The command sits beside this test binary wherever the build folder was copied to.
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gemmtune";
+  GpuEvaluator evaluator(exe, quick, 60);
+  const auto results = evaluator.measure(p, {good, bad, good, KernelConfig::parse("BM32_BN64_BK16_DX8_DY16_DXA32_DXB16")});
+  unsetenv("GEMMTUNE_PLANT_FAULT");
+  REQUIRE(results.size() == 4);
+  CHECK(results[0].status == "ok");
+  CHECK(results[1].status == "execute_error");
+  INFO(results[1].error);
+  CHECK_THAT(results[1].error, Catch::Contains("illegal") || Catch::Contains("ended"));
+  CHECK(results[2].status == "ok");  // a fresh worker measured it
+  CHECK(results[3].status == "ok");
+  CHECK(evaluator.restarts() == 1);
+}
+
+TEST_CASE("gpu: gemmtune::gemm dispatches, computes the right thing, and costs little", "[gpu]") {
+  const auto db = std::filesystem::temp_directory_path() / "gemmtune_gpu_dispatch.db";
+  std::filesystem::remove(db);
+  set_dispatch_database(db.string());  // empty: the model's pick
+  const int m = 67, n = 45, k = 33, lda = 70, ldb = 40, ldc = 67;
+  std::vector<double> a(size_t(lda) * k), b(size_t(ldb) * n), c(size_t(ldc) * n, 0.25);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(double(i)) ;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(double(i) * 0.7);
+  double *da, *db_, *dc;
+  REQUIRE(cudaMalloc(&da, a.size() * 8) == cudaSuccess);
+  REQUIRE(cudaMalloc(&db_, b.size() * 8) == cudaSuccess);
+  REQUIRE(cudaMalloc(&dc, c.size() * 8) == cudaSuccess);
+  cudaMemcpy(da, a.data(), a.size() * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(db_, b.data(), b.size() * 8, cudaMemcpyHostToDevice);
+  cudaMemcpy(dc, c.data(), c.size() * 8, cudaMemcpyHostToDevice);
+  gemm(Op::N, Op::N, m, n, k, 1.5, da, lda, db_, ldb, 2.0, dc, ldc);
+  std::vector<double> got(c.size());
+  REQUIRE(cudaMemcpy(got.data(), dc, c.size() * 8, cudaMemcpyDeviceToHost) == cudaSuccess);
+  double err = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      double s = 0;
+      for (int p = 0; p < k; ++p) s += a[size_t(i + p * lda)] * b[size_t(p + j * ldb)];
+      err = std::max(err, std::abs(got[size_t(i + j * ldc)] - (1.5 * s + 2.0 * 0.25)));
+    }
+  CHECK(err < 1e-12);
+  Problem p;
+  p.precision = Precision::D;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = ldc;
+  CHECK(last_dispatch(p.normalized()).source == DispatchSource::Model);
+
+  // Host time of a call after the first: lookup and launch, the GPU work left asynchronous.
+  cudaStream_t stream;
+  cudaStreamCreate(&stream);
+  gemm(Op::N, Op::N, m, n, k, 1.0, da, lda, db_, ldb, 0.0, dc, ldc, stream);
+  cudaStreamSynchronize(stream);
+  double total = 0;
+  int calls = 0;
+  for (int round = 0; round < 20; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 100; ++i) gemm(Op::N, Op::N, m, n, k, 1.0, da, lda, db_, ldb, 0.0, dc, ldc, stream);
+    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    calls += 100;
+    cudaStreamSynchronize(stream);  // outside the timed region: the launch queue must not fill
+  }
+  const double per_call_us = total / calls * 1e6;
+  WARN("gemmtune::gemm host time per call after the first: " << per_call_us << " us");
+  CHECK(per_call_us < 5.0);
+  cudaStreamDestroy(stream);
+  cudaFree(da);
+  cudaFree(db_);
+  cudaFree(dc);
+  std::filesystem::remove(db);
 }

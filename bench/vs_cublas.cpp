@@ -1,0 +1,106 @@
+// Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
+// winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
+//   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME]
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "profiler/profiler.hpp"
+#include "search/search.hpp"
+#include "store/store.hpp"
+
+using namespace gemmtune;
+
+namespace {
+struct Shape {
+  const char* name;
+  std::int64_t m, n, k;
+};
+const Shape kShapes[] = {
+    {"square 1024", 1024, 1024, 1024},  {"square 2048", 2048, 2048, 2048},
+    {"square 4096", 4096, 4096, 4096},  {"square 8192", 8192, 8192, 8192},
+    {"LU N x N-BS x BS=64", 6144, 6080, 64}, {"LU N x BS x BS=64", 6144, 64, 64},
+    {"LU N x N-BS x BS=128", 6144, 6016, 128}, {"LU N x BS x BS=128", 6144, 128, 128},
+    {"K=32", 8192, 8192, 32},          {"odd 1000", 1000, 1000, 1000},
+    {"odd 4097", 4097, 4097, 4097},
+};
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string precisions = "sd", db_path = "vs_cublas.db", only;
+  double seconds = 30;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--precision")) precisions = std::strcmp(argv[i + 1], "both") ? argv[i + 1] : "sd";
+    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--db")) db_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+  }
+  if (cuda_device_count() == 0) {
+    std::fprintf(stderr, "vs_cublas needs a CUDA GPU\n");
+    return 77;
+  }
+  const std::string exe = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gemmtune").string();
+  TimingOptions timing;  // 3 warm-up, 20 repetitions, median, L2 flushed
+  GpuEvaluator evaluator(exe, timing, 120);
+  GpuSession session(0);
+  const DeviceSpec& d = session.device();
+  Database db(db_path);
+  db.save_device(d);
+  std::printf("%-4s %-22s %-18s %10s %10s %7s %7s %6s %6s  %s\n", "prec", "shape", "MxNxK", "cuBLAS", "tuned",
+              "ratio", "tune_s", "evals", "model1", "best config");
+  for (char pc : precisions) {
+    for (const Shape& s : kShapes) {
+      if (!only.empty() && only != s.name) continue;
+      Problem p;
+      p.precision = parse_precision(std::string(1, pc));
+      p.m = s.m;
+      p.n = s.n;
+      p.k = s.k;
+      p = p.normalized();
+      HybridOptions o;
+      o.budget.seconds = seconds;
+      const auto start = std::chrono::steady_clock::now();
+      const TuneResult r = hybrid_tune(p, evaluator, o, [&](const Evaluation& e) {
+        Attempt a;
+        a.device = d.name;
+        a.problem = p;
+        a.config = e.config;
+        a.status = e.status;
+        a.error = e.error;
+        a.median_s = e.time_s;
+        a.min_s = e.min_s;
+        a.max_s = e.max_s;
+        a.repetitions = e.repetitions;
+        a.gflops = e.ok() ? p.flops() / e.time_s * 1e-9 : 0;
+        a.rel_error = e.rel_error;
+        a.registers = e.registers;
+        a.spill_bytes = e.spill_bytes;
+        a.smem_bytes = shared_bytes(e.config, p.precision);
+        db.add(a);
+      });
+      const double tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!r.best) {
+        std::printf("%-4c %-22s no kernel ran correctly\n", pc, s.name);
+        continue;
+      }
+      // Same run, same buffers: the winner, then cuBLAS, then the winner again.
+      const CompileCache cache(CompileCache::default_directory());
+      const CompileResult compiled =
+          compile_many({{r.best->config, p.precision, p.op_a, p.op_b}}, d.arch(), &cache).at(0);
+      const Measurement tuned1 = session.measure(p, r.best->config, compiled, timing);
+      const Measurement ref = session.measure_cublas(p, timing);
+      const Measurement tuned2 = session.measure(p, r.best->config, compiled, timing);
+      const double tuned_s = std::min(tuned1.median_s, tuned2.median_s);
+      // The model's top-1 with no measurement: the first entry of the history.
+      const double model1 = r.history.empty() || !r.history[0].ok() ? 0 : r.best->time_s / r.history[0].time_s;
+      std::printf("%-4c %-22s %-18s %10.0f %10.0f %7.3f %7.1f %6d %6.3f  %s %s\n", pc, s.name,
+                  (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(), ref.gflops,
+                  p.flops() / tuned_s * 1e-9, ref.median_s / tuned_s, tune_s, r.evaluations, model1,
+                  r.best->config.id().c_str(), tuned1.status == Status::Ok ? "" : "(NOT VERIFIED)");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,99 @@
+// gemmtune show / export / import: the store from the command line.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/options.hpp"
+#include "store/store.hpp"
+
+namespace gemmtune::cli {
+namespace {
+
+struct StoreArgs {
+  std::string db = Database::default_path();
+  std::string device;
+  std::string format = "csv";
+  std::string output, input;
+  bool all = false;
+  ProblemOptions problem;
+};
+
+void run_show(const StoreArgs& a) {
+  Database db(a.db);
+  const bool one = a.problem.m > 0;
+  std::vector<Problem> problems;
+  if (one) problems.push_back(a.problem.problem());
+  else problems = db.problems(a.device);
+  if (problems.empty()) {
+    std::printf("the store %s has no attempts%s\n", a.db.c_str(), a.device.empty() ? "" : (" on " + a.device).c_str());
+    return;
+  }
+  for (const auto& p : problems) {
+    const auto attempts = db.attempts(a.device, p);
+    int ok = 0;
+    for (const auto& at : attempts) ok += at.status == "ok";
+    const auto best = db.best(a.device, p);
+    std::printf("%-32s %5zu attempts, %5d ok", p.shape_id().c_str(), attempts.size(), ok);
+    if (best)
+      std::printf("  best %9.2f us %8.0f GFLOP/s  %s", best->median_s * 1e6, best->gflops, best->config.id().c_str());
+    std::printf("\n");
+    if (a.all)
+      for (const auto& at : attempts)
+        std::printf("    %-14s %10.2f us %8.0f GFLOP/s  %s %s\n", at.status.c_str(), at.median_s * 1e6, at.gflops,
+                    at.config.id().c_str(), at.error.substr(0, 80).c_str());
+  }
+}
+
+void run_export(const StoreArgs& a) {
+  Database db(a.db);
+  const std::string text = a.format == "json" ? db.export_json(a.device)
+                           : a.format == "csv" ? db.export_csv(a.device)
+                                               : throw InputError("format '" + a.format + "' is not csv or json");
+  if (a.output.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return;
+  }
+  std::ofstream out(a.output);
+  out << text;
+  if (!out) throw InputError("cannot write '" + a.output + "'");
+}
+
+void run_import(const StoreArgs& a) {
+  std::ifstream in(a.input);
+  if (!in) throw InputError("cannot read '" + a.input + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  Database db(a.db);
+  const CsvImportReport r = db.import_csv(text.str());
+  std::printf("imported %d attempts, rejected %zu rows\n", r.imported, r.rejected.size());
+  for (const auto& why : r.rejected) std::fprintf(stderr, "rejected %s\n", why.c_str());
+}
+
+}  // namespace
+
+void register_store(CLI::App& app) {
+  auto s = std::make_shared<StoreArgs>();
+  auto* show = app.add_subcommand("show", "the store: best per problem, or every attempt with --all");
+  show->add_option("--db", s->db, "the store")->capture_default_str();
+  show->add_option("--device", s->device, "only this device");
+  show->add_flag("--all", s->all, "every attempt");
+  add_problem_options(*show, s->problem, false);
+  show->callback([s] { run_show(*s); });
+
+  auto e = std::make_shared<StoreArgs>();
+  auto* exp = app.add_subcommand("export", "every attempt as CSV (the seeds' format) or JSON");
+  exp->add_option("--db", e->db, "the store")->capture_default_str();
+  exp->add_option("--device", e->device, "only this device");
+  add_format_option(*exp, e->format);
+  exp->add_option("--output,-o", e->output, "file (default: standard output)");
+  exp->callback([e] { run_export(*e); });
+
+  auto i = std::make_shared<StoreArgs>();
+  auto* imp = app.add_subcommand("import", "attempts from a CSV; bad rows are reported, good rows kept");
+  imp->add_option("--db", i->db, "the store")->capture_default_str();
+  imp->add_option("file", i->input, "CSV file")->required();
+  imp->callback([i] { run_import(*i); });
+}
+
+}  // namespace gemmtune::cli

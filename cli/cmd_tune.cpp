@@ -1,0 +1,206 @@
+// gemmtune tune / sweep: measure on the local GPU (or replay a recording), store every attempt.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/options.hpp"
+#include "profiler/profiler.hpp"
+#include "search/search.hpp"
+#include "store/store.hpp"
+
+namespace gemmtune::cli {
+namespace {
+
+struct TuneArgs {
+  ProblemOptions problem;
+  std::string db = Database::default_path();
+  std::string replay;  // CSV of recorded attempts
+  std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
+  std::string strategy = "hybrid";
+  int evaluations = 0;
+  double seconds = 60;
+  int compile_top = 64, measure_top = 8;
+  int repetitions = 20;
+  unsigned seed = 1;
+  int limit = 0;
+  double timeout = 60;
+};
+
+Attempt to_attempt(const std::string& device, const Problem& p, const Evaluation& e, const DeviceSpec& spec) {
+  Attempt a;
+  a.device = device;
+  a.problem = p;
+  a.config = e.config;
+  a.status = e.status;
+  a.error = e.error;
+  a.median_s = e.time_s;
+  a.min_s = e.min_s;
+  a.max_s = e.max_s;
+  a.repetitions = e.repetitions;
+  a.gflops = e.ok() && e.time_s > 0 ? p.flops() / e.time_s * 1e-9 : 0;
+  a.rel_error = e.rel_error;
+  a.registers = e.registers;
+  a.spill_bytes = e.spill_bytes;
+  a.smem_bytes = shared_bytes(e.config, p.precision);
+  try {
+    a.predicted_s = predict(p, spec, e.config, {}, e.registers > 0 ? e.registers : -1).time_s;
+  } catch (const InputError&) {
+  }
+  return a;
+}
+
+// The evaluator: a recording when --replay is given, else the local GPU.
+std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
+  if (!a.replay.empty()) {
+    std::ifstream in(a.replay);
+    if (!in) throw InputError("cannot read the replay file '" + a.replay + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::istringstream lines(text.str());
+    std::string line, header_line;
+    std::getline(lines, header_line);
+    std::vector<std::string> header;
+    std::stringstream hs(header_line);
+    for (std::string f; std::getline(hs, f, ',');) header.push_back(f);
+    std::vector<Evaluation> recorded;
+    while (std::getline(lines, line)) {
+      if (line.empty()) continue;
+      const Attempt at = parse_csv_row(line, header);
+      if (!(at.problem == p)) continue;
+      Evaluation e;
+      e.config = at.config;
+      e.status = at.status;
+      e.error = at.error;
+      e.time_s = at.median_s;
+      e.registers = at.registers;
+      recorded.push_back(e);
+    }
+    if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
+    return std::make_unique<ReplayEvaluator>(find_builtin_device(a.gpu), recorded);
+  }
+  if (cuda_device_count() == 0)
+    throw InputError("no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
+                     "--replay FILE); `gemmtune predict` ranks without a GPU");
+  TimingOptions timing;
+  timing.repetitions = a.repetitions;
+  return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, a.timeout);
+}
+
+void report(const Problem& p, const TuneResult& r, const char* what) {
+  if (!r.best) {
+    std::printf("%s %s: no configuration ran correctly in %d evaluations\n", what, p.shape_id().c_str(), r.evaluations);
+    return;
+  }
+  std::printf("%s %s: best %s\n  %.2f us, %.0f GFLOP/s; %d measured, %d compiled, %.1f s, stopped by %s\n", what,
+              p.shape_id().c_str(), r.best->config.id().c_str(), r.best->time_s * 1e6,
+              p.flops() / r.best->time_s * 1e-9, r.evaluations, r.compiled, r.seconds, r.stopped_by.c_str());
+}
+
+void run_tune(const TuneArgs& a) {
+  const Problem p = a.problem.problem();
+  auto evaluator = make_evaluator(a, p);
+  Database db(a.db);
+  const DeviceSpec& d = evaluator->device();
+  db.save_device(d);
+  const EvaluationSink sink = [&](const Evaluation& e) { db.add(to_attempt(d.name, p, e, d)); };
+  Budget budget{a.evaluations, a.seconds};
+  TuneResult r;
+  if (a.strategy == "hybrid") {
+    HybridOptions o;
+    o.compile_top = a.compile_top;
+    o.measure_top = a.measure_top;
+    o.budget = budget;
+    r = hybrid_tune(p, *evaluator, o, sink);
+  } else if (a.strategy == "random") {
+    std::vector<KernelConfig> configs;
+    for (const auto& c : pruned_space(p, d))
+      if (evaluator->can_evaluate(c)) configs.push_back(c);
+    r = random_search(p, *evaluator, configs, a.seed, budget, sink);
+  } else {
+    throw InputError("strategy '" + a.strategy + "' is not one of hybrid, random");
+  }
+  report(p, r, "tune");
+}
+
+void run_sweep(const TuneArgs& a) {
+  const Problem p = a.problem.problem();
+  auto evaluator = make_evaluator(a, p);
+  Database db(a.db);
+  const DeviceSpec& d = evaluator->device();
+  db.save_device(d);
+  // Resumable: whatever the store already has for this problem is skipped.
+  std::vector<KernelConfig> todo;
+  int skipped = 0;
+  for (const auto& c : pruned_space(p, d)) {
+    if (!evaluator->can_evaluate(c)) continue;
+    if (db.has(d.name, p, c)) {
+      ++skipped;
+      continue;
+    }
+    todo.push_back(c);
+    if (a.limit > 0 && int(todo.size()) >= a.limit) break;
+  }
+  const bool tty = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  const EvaluationSink sink = [&](const Evaluation& e) {
+    db.add(to_attempt(d.name, p, e, d));
+    ++done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double eta = elapsed / done * double(todo.size() - size_t(done));
+    if (tty) {
+      const int width = 30, filled = int(width * done / std::max<size_t>(1, todo.size()));
+      std::fprintf(stderr, "\r[%s%s] %d/%zu  %.0f s elapsed, ETA %.0f s ", std::string(size_t(filled), '#').c_str(),
+                   std::string(size_t(width - filled), '.').c_str(), done, todo.size(), elapsed, eta);
+    } else if (done % 25 == 0 || size_t(done) == todo.size()) {
+      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, todo.size(), elapsed, eta);
+    }
+  };
+  std::fprintf(stderr, "sweep of %s: %zu to measure, %d already stored\n", p.shape_id().c_str(), todo.size(), skipped);
+  const TuneResult r = sweep(p, *evaluator, todo, Budget{a.evaluations, a.seconds}, sink);
+  if (tty) std::fprintf(stderr, "\n");
+  report(p, r, "sweep");
+}
+
+void add_common(CLI::App& cmd, TuneArgs& a) {
+  add_problem_options(cmd, a.problem);
+  cmd.add_option("--db", a.db, "the store")->capture_default_str();
+  cmd.add_option("--replay", a.replay, "answer from a CSV of recorded attempts instead of the GPU");
+  cmd.add_option("--gpu", a.gpu, "with --replay: the built-in spec the recording was made on")->capture_default_str();
+  cmd.add_option("--evaluations", a.evaluations, "stop after this many measurements (0: no limit)");
+  cmd.add_option("--repetitions,-r", a.repetitions, "timed repetitions per kernel")->capture_default_str();
+  cmd.add_option("--timeout", a.timeout, "seconds one measurement may take before its worker is killed")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void register_tune(CLI::App& app) {
+  auto a = std::make_shared<TuneArgs>();
+  auto* tune = app.add_subcommand("tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
+  add_common(*tune, *a);
+  tune->add_option("--seconds", a->seconds, "time budget (0: none)")->capture_default_str();
+  tune->add_option("--strategy", a->strategy, "hybrid or random")->capture_default_str();
+  tune->add_option("--compile-top", a->compile_top, "model's top configurations compiled")->capture_default_str();
+  tune->add_option("--measure-top", a->measure_top, "of those, measured first")->capture_default_str();
+  tune->add_option("--seed", a->seed, "seed of the random strategy")->capture_default_str();
+  tune->callback([a] { run_tune(*a); });
+
+  auto b = std::make_shared<TuneArgs>();
+  b->seconds = 0;
+  auto* sw = app.add_subcommand("sweep", "measure every configuration of the pruned space (resumable)");
+  add_common(*sw, *b);
+  sw->add_option("--seconds", b->seconds, "time budget (0: none)")->capture_default_str();
+  sw->add_option("--limit", b->limit, "measure at most this many new configurations");
+  sw->callback([b] { run_sweep(*b); });
+
+  auto* worker = app.add_subcommand("worker", "(internal) measure requests from stdin on the local GPU");
+  worker->group("");
+  worker->callback([] { std::exit(run_worker(stdin, stdout)); });
+}
+
+}  // namespace gemmtune::cli
