@@ -19,11 +19,16 @@ struct Shape {
   std::int64_t m, n, k;
 };
 const Shape kShapes[] = {
-    {"square 1024", 1024, 1024, 1024},  {"square 2048", 2048, 2048, 2048},
-    {"square 4096", 4096, 4096, 4096},  {"square 8192", 8192, 8192, 8192},
-    {"LU N x N-BS x BS=64", 6144, 6080, 64}, {"LU N x BS x BS=64", 6144, 64, 64},
-    {"LU N x N-BS x BS=128", 6144, 6016, 128}, {"LU N x BS x BS=128", 6144, 128, 128},
-    {"K=32", 8192, 8192, 32},          {"odd 1000", 1000, 1000, 1000},
+    {"square 1024", 1024, 1024, 1024},
+    {"square 2048", 2048, 2048, 2048},
+    {"square 4096", 4096, 4096, 4096},
+    {"square 8192", 8192, 8192, 8192},
+    {"LU N x N-BS x BS=64", 6144, 6080, 64},
+    {"LU N x BS x BS=64", 6144, 64, 64},
+    {"LU N x N-BS x BS=128", 6144, 6016, 128},
+    {"LU N x BS x BS=128", 6144, 128, 128},
+    {"K=32", 8192, 8192, 32},
+    {"odd 1000", 1000, 1000, 1000},
     {"odd 4097", 4097, 4097, 4097},
 };
 }  // namespace
@@ -32,24 +37,30 @@ int main(int argc, char** argv) {
   std::string precisions = "sd", db_path = "vs_cublas.db", only;
   double seconds = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--precision")) precisions = std::strcmp(argv[i + 1], "both") ? argv[i + 1] : "sd";
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--db")) db_path = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    if (!std::strcmp(argv[i], "--precision"))
+      precisions = std::strcmp(argv[i + 1], "both") ? argv[i + 1] : "sd";
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--db"))
+      db_path = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--only"))
+      only = argv[i + 1];
   }
   if (cuda_device_count() == 0) {
     std::fprintf(stderr, "vs_cublas needs a CUDA GPU\n");
     return 77;
   }
-  const std::string exe = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gemmtune").string();
+  const std::string exe =
+      (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gemmtune").string();
   TimingOptions timing;  // 3 warm-up, 20 repetitions, median, L2 flushed
   GpuEvaluator evaluator(exe, timing, 120);
   GpuSession session(0);
   const DeviceSpec& d = session.device();
   Database db(db_path);
   db.save_device(d);
-  std::printf("%-4s %-22s %-18s %10s %10s %7s %7s %6s %6s  %s\n", "prec", "shape", "MxNxK", "cuBLAS", "tuned",
-              "ratio", "tune_s", "evals", "model1", "best config");
+  std::printf("%-4s %-22s %-18s %10s %10s %7s %7s %6s %6s %9s %9s  %s\n", "prec", "shape", "MxNxK",
+              "cuBLAS", "tuned", "ratio", "tune_s", "evals", "model1", "err_cublas", "err_tuned",
+              "best config");
   for (char pc : precisions) {
     for (const Shape& s : kShapes) {
       if (!only.empty() && only != s.name) continue;
@@ -80,7 +91,8 @@ int main(int argc, char** argv) {
         a.smem_bytes = shared_bytes(e.config, p.precision);
         db.add(a);
       });
-      const double tune_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double tune_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!r.best) {
         std::printf("%-4c %-22s no kernel ran correctly\n", pc, s.name);
         continue;
@@ -94,11 +106,14 @@ int main(int argc, char** argv) {
       const Measurement tuned2 = session.measure(p, r.best->config, compiled, timing);
       const double tuned_s = std::min(tuned1.median_s, tuned2.median_s);
       // The model's top-1 with no measurement: the first entry of the history.
-      const double model1 = r.history.empty() || !r.history[0].ok() ? 0 : r.best->time_s / r.history[0].time_s;
-      std::printf("%-4c %-22s %-18s %10.0f %10.0f %7.3f %7.1f %6d %6.3f  %s %s\n", pc, s.name,
-                  (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(), ref.gflops,
-                  p.flops() / tuned_s * 1e-9, ref.median_s / tuned_s, tune_s, r.evaluations, model1,
-                  r.best->config.id().c_str(), tuned1.status == Status::Ok ? "" : "(NOT VERIFIED)");
+      const double model1 =
+          r.history.empty() || !r.history[0].ok() ? 0 : r.best->time_s / r.history[0].time_s;
+      std::printf(
+          "%-4c %-22s %-18s %10.0f %10.0f %7.3f %7.1f %6d %6.3f %9.2e %9.2e  %s %s\n", pc, s.name,
+          (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
+          ref.gflops, p.flops() / tuned_s * 1e-9, ref.median_s / tuned_s, tune_s, r.evaluations,
+          model1, ref.rel_error, tuned1.rel_error, r.best->config.id().c_str(),
+          tuned1.status == Status::Ok ? "" : "(NOT VERIFIED)");
       std::fflush(stdout);
     }
   }

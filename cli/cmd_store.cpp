@@ -23,10 +23,13 @@ void run_show(const StoreArgs& a) {
   Database db(a.db);
   const bool one = a.problem.m > 0;
   std::vector<Problem> problems;
-  if (one) problems.push_back(a.problem.problem());
-  else problems = db.problems(a.device);
+  if (one)
+    problems.push_back(a.problem.problem());
+  else
+    problems = db.problems(a.device);
   if (problems.empty()) {
-    std::printf("the store %s has no attempts%s\n", a.db.c_str(), a.device.empty() ? "" : (" on " + a.device).c_str());
+    std::printf("the store %s has no attempts%s\n", a.db.c_str(),
+                a.device.empty() ? "" : (" on " + a.device).c_str());
     return;
   }
   for (const auto& p : problems) {
@@ -36,20 +39,23 @@ void run_show(const StoreArgs& a) {
     const auto best = db.best(a.device, p);
     std::printf("%-32s %5zu attempts, %5d ok", p.shape_id().c_str(), attempts.size(), ok);
     if (best)
-      std::printf("  best %9.2f us %8.0f GFLOP/s  %s", best->median_s * 1e6, best->gflops, best->config.id().c_str());
+      std::printf("  best %9.2f us %8.0f GFLOP/s  %s", best->median_s * 1e6, best->gflops,
+                  best->config.id().c_str());
     std::printf("\n");
     if (a.all)
       for (const auto& at : attempts)
-        std::printf("    %-14s %10.2f us %8.0f GFLOP/s  %s %s\n", at.status.c_str(), at.median_s * 1e6, at.gflops,
-                    at.config.id().c_str(), at.error.substr(0, 80).c_str());
+        std::printf("    %-14s %10.2f us %8.0f GFLOP/s  %s %s\n", at.status.c_str(),
+                    at.median_s * 1e6, at.gflops, at.config.id().c_str(),
+                    at.error.substr(0, 80).c_str());
   }
 }
 
 void run_export(const StoreArgs& a) {
   Database db(a.db);
   const std::string text = a.format == "json" ? db.export_json(a.device)
-                           : a.format == "csv" ? db.export_csv(a.device)
-                                               : throw InputError("format '" + a.format + "' is not csv or json");
+                           : a.format == "csv"
+                               ? db.export_csv(a.device)
+                               : throw InputError("format '" + a.format + "' is not csv or json");
   if (a.output.empty()) {
     std::fputs(text.c_str(), stdout);
     return;
@@ -74,7 +80,8 @@ void run_import(const StoreArgs& a) {
 
 void register_store(CLI::App& app) {
   auto s = std::make_shared<StoreArgs>();
-  auto* show = app.add_subcommand("show", "the store: best per problem, or every attempt with --all");
+  auto* show =
+      app.add_subcommand("show", "the store: best per problem, or every attempt with --all");
   show->add_option("--db", s->db, "the store")->capture_default_str();
   show->add_option("--device", s->device, "only this device");
   show->add_flag("--all", s->all, "every attempt");
@@ -90,7 +97,8 @@ void register_store(CLI::App& app) {
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<StoreArgs>();
-  auto* imp = app.add_subcommand("import", "attempts from a CSV; bad rows are reported, good rows kept");
+  auto* imp =
+      app.add_subcommand("import", "attempts from a CSV; bad rows are reported, good rows kept");
   imp->add_option("--db", i->db, "the store")->capture_default_str();
   imp->add_option("file", i->input, "CSV file")->required();
   imp->callback([i] { run_import(*i); });

@@ -18,7 +18,7 @@ namespace {
 struct TuneArgs {
   ProblemOptions problem;
   std::string db = Database::default_path();
-  std::string replay;  // CSV of recorded attempts
+  std::string replay;            // CSV of recorded attempts
   std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
   std::string strategy = "hybrid";
   int evaluations = 0;
@@ -30,7 +30,8 @@ struct TuneArgs {
   double timeout = 60;
 };
 
-Attempt to_attempt(const std::string& device, const Problem& p, const Evaluation& e, const DeviceSpec& spec) {
+Attempt to_attempt(const std::string& device, const Problem& p, const Evaluation& e,
+                   const DeviceSpec& spec) {
   Attempt a;
   a.device = device;
   a.problem = p;
@@ -83,8 +84,9 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
     return std::make_unique<ReplayEvaluator>(find_builtin_device(a.gpu), recorded);
   }
   if (cuda_device_count() == 0)
-    throw InputError("no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
-                     "--replay FILE); `gemmtune predict` ranks without a GPU");
+    throw InputError(
+        "no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
+        "--replay FILE); `gemmtune predict` ranks without a GPU");
   TimingOptions timing;
   timing.repetitions = a.repetitions;
   return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, a.timeout);
@@ -92,12 +94,15 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
 
 void report(const Problem& p, const TuneResult& r, const char* what) {
   if (!r.best) {
-    std::printf("%s %s: no configuration ran correctly in %d evaluations\n", what, p.shape_id().c_str(), r.evaluations);
+    std::printf("%s %s: no configuration ran correctly in %d evaluations\n", what,
+                p.shape_id().c_str(), r.evaluations);
     return;
   }
-  std::printf("%s %s: best %s\n  %.2f us, %.0f GFLOP/s; %d measured, %d compiled, %.1f s, stopped by %s\n", what,
-              p.shape_id().c_str(), r.best->config.id().c_str(), r.best->time_s * 1e6,
-              p.flops() / r.best->time_s * 1e-9, r.evaluations, r.compiled, r.seconds, r.stopped_by.c_str());
+  std::printf(
+      "%s %s: best %s\n  %.2f us, %.0f GFLOP/s; %d measured, %d compiled, %.1f s, stopped by %s\n",
+      what, p.shape_id().c_str(), r.best->config.id().c_str(), r.best->time_s * 1e6,
+      p.flops() / r.best->time_s * 1e-9, r.evaluations, r.compiled, r.seconds,
+      r.stopped_by.c_str());
 }
 
 void run_tune(const TuneArgs& a) {
@@ -150,17 +155,22 @@ void run_sweep(const TuneArgs& a) {
   const EvaluationSink sink = [&](const Evaluation& e) {
     db.add(to_attempt(d.name, p, e, d));
     ++done;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double eta = elapsed / done * double(todo.size() - size_t(done));
     if (tty) {
       const int width = 30, filled = int(width * done / std::max<size_t>(1, todo.size()));
-      std::fprintf(stderr, "\r[%s%s] %d/%zu  %.0f s elapsed, ETA %.0f s ", std::string(size_t(filled), '#').c_str(),
-                   std::string(size_t(width - filled), '.').c_str(), done, todo.size(), elapsed, eta);
+      std::fprintf(stderr, "\r[%s%s] %d/%zu  %.0f s elapsed, ETA %.0f s ",
+                   std::string(size_t(filled), '#').c_str(),
+                   std::string(size_t(width - filled), '.').c_str(), done, todo.size(), elapsed,
+                   eta);
     } else if (done % 25 == 0 || size_t(done) == todo.size()) {
-      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, todo.size(), elapsed, eta);
+      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, todo.size(), elapsed,
+                   eta);
     }
   };
-  std::fprintf(stderr, "sweep of %s: %zu to measure, %d already stored\n", p.shape_id().c_str(), todo.size(), skipped);
+  std::fprintf(stderr, "sweep of %s: %zu to measure, %d already stored\n", p.shape_id().c_str(),
+               todo.size(), skipped);
   const TuneResult r = sweep(p, *evaluator, todo, Budget{a.evaluations, a.seconds}, sink);
   if (tty) std::fprintf(stderr, "\n");
   report(p, r, "sweep");
@@ -170,10 +180,13 @@ void add_common(CLI::App& cmd, TuneArgs& a) {
   add_problem_options(cmd, a.problem);
   cmd.add_option("--db", a.db, "the store")->capture_default_str();
   cmd.add_option("--replay", a.replay, "answer from a CSV of recorded attempts instead of the GPU");
-  cmd.add_option("--gpu", a.gpu, "with --replay: the built-in spec the recording was made on")->capture_default_str();
+  cmd.add_option("--gpu", a.gpu, "with --replay: the built-in spec the recording was made on")
+      ->capture_default_str();
   cmd.add_option("--evaluations", a.evaluations, "stop after this many measurements (0: no limit)");
-  cmd.add_option("--repetitions,-r", a.repetitions, "timed repetitions per kernel")->capture_default_str();
-  cmd.add_option("--timeout", a.timeout, "seconds one measurement may take before its worker is killed")
+  cmd.add_option("--repetitions,-r", a.repetitions, "timed repetitions per kernel")
+      ->capture_default_str();
+  cmd.add_option("--timeout", a.timeout,
+                 "seconds one measurement may take before its worker is killed")
       ->capture_default_str();
 }
 
@@ -181,24 +194,29 @@ void add_common(CLI::App& cmd, TuneArgs& a) {
 
 void register_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
-  auto* tune = app.add_subcommand("tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
+  auto* tune = app.add_subcommand(
+      "tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
   add_common(*tune, *a);
   tune->add_option("--seconds", a->seconds, "time budget (0: none)")->capture_default_str();
   tune->add_option("--strategy", a->strategy, "hybrid or random")->capture_default_str();
-  tune->add_option("--compile-top", a->compile_top, "model's top configurations compiled")->capture_default_str();
-  tune->add_option("--measure-top", a->measure_top, "of those, measured first")->capture_default_str();
+  tune->add_option("--compile-top", a->compile_top, "model's top configurations compiled")
+      ->capture_default_str();
+  tune->add_option("--measure-top", a->measure_top, "of those, measured first")
+      ->capture_default_str();
   tune->add_option("--seed", a->seed, "seed of the random strategy")->capture_default_str();
   tune->callback([a] { run_tune(*a); });
 
   auto b = std::make_shared<TuneArgs>();
   b->seconds = 0;
-  auto* sw = app.add_subcommand("sweep", "measure every configuration of the pruned space (resumable)");
+  auto* sw =
+      app.add_subcommand("sweep", "measure every configuration of the pruned space (resumable)");
   add_common(*sw, *b);
   sw->add_option("--seconds", b->seconds, "time budget (0: none)")->capture_default_str();
   sw->add_option("--limit", b->limit, "measure at most this many new configurations");
   sw->callback([b] { run_sweep(*b); });
 
-  auto* worker = app.add_subcommand("worker", "(internal) measure requests from stdin on the local GPU");
+  auto* worker =
+      app.add_subcommand("worker", "(internal) measure requests from stdin on the local GPU");
   worker->group("");
   worker->callback([] { std::exit(run_worker(stdin, stdout)); });
 }

@@ -24,11 +24,14 @@ GpuEvaluator::GpuEvaluator(std::string executable, TimingOptions timing, double 
   signal(SIGPIPE, SIG_IGN);  // a dead worker must not kill the tuner on the next write
 }
 
-GpuEvaluator::~GpuEvaluator() { stop_worker(); }
+GpuEvaluator::~GpuEvaluator() {
+  stop_worker();
+}
 
 void GpuEvaluator::start_worker() {
   int in[2], out[2];
-  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe failed");
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -58,11 +61,13 @@ std::vector<int> GpuEvaluator::compile(const Problem& p, const std::vector<Kerne
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
   std::vector<int> regs;
-  for (const auto& r : compile_many(jobs, device_.arch(), &cache_)) regs.push_back(r.ok ? r.registers : -1);
+  for (const auto& r : compile_many(jobs, device_.arch(), &cache_))
+    regs.push_back(r.ok ? r.registers : -1);
   return regs;
 }
 
-std::vector<Evaluation> GpuEvaluator::measure(const Problem& p, const std::vector<KernelConfig>& configs) {
+std::vector<Evaluation> GpuEvaluator::measure(const Problem& p,
+                                              const std::vector<KernelConfig>& configs) {
   std::vector<Evaluation> out;
   for (const auto& c : configs) out.push_back(measure_one(p, c));
   return out;
@@ -87,7 +92,8 @@ Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
   };
   if (write(to_worker_, request.data(), request.size()) != ssize_t(request.size()))
     return fail("execute_error", "the worker process died before the request");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
   std::string line;
   for (;;) {
     const size_t nl = pending_.find('\n');
@@ -96,9 +102,11 @@ Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
       pending_.erase(0, nl + 1);
       break;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
-      return fail("timeout", "no result within " + std::to_string(timeout_s_) + " s; the worker was killed");
+      return fail("timeout",
+                  "no result within " + std::to_string(timeout_s_) + " s; the worker was killed");
     pollfd pfd{from_worker_, POLLIN, 0};
     if (poll(&pfd, 1, int(left.count())) <= 0) continue;
     char buf[4096];
@@ -107,8 +115,9 @@ Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
       int status = 0;
       waitpid(pid_, &status, 0);
       pid_ = -1;
-      const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                                  : "exit status " + std::to_string(WEXITSTATUS(status));
+      const std::string how = WIFSIGNALED(status)
+                                  ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                  : "exit status " + std::to_string(WEXITSTATUS(status));
       close(to_worker_);
       close(from_worker_);
       to_worker_ = from_worker_ = -1;

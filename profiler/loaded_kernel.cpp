@@ -13,23 +13,28 @@ struct LoadedKernel::Impl {
   int smem = 0;
 };
 
-LoadedKernel::LoadedKernel(const CompileResult& compiled, const KernelConfig& config, Precision precision)
+LoadedKernel::LoadedKernel(const CompileResult& compiled, const KernelConfig& config,
+                           Precision precision)
     : impl_(std::make_unique<Impl>()), config_(config), precision_(precision) {
-  if (!compiled.ok) throw InputError("configuration " + config.id() + " did not compile: " + compiled.log);
+  if (!compiled.ok)
+    throw InputError("configuration " + config.id() + " did not compile: " + compiled.log);
   impl_->module = std::make_unique<gpu::Module>(compiled.cubin, kKernelEntry);
   impl_->smem = int(shared_bytes(config, precision));
-  gpu::check(gpu::DriverApi::get().func_set_attribute(impl_->module->function(),
-                                                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, impl_->smem),
-             "cuFuncSetAttribute");
+  gpu::check(
+      gpu::DriverApi::get().func_set_attribute(
+          impl_->module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, impl_->smem),
+      "cuFuncSetAttribute");
 }
 
 LoadedKernel::~LoadedKernel() = default;
 
-void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* c, void* stream) const {
+void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* c,
+                          void* stream) const {
   const KernelConfig& k = config_;
   const std::int64_t tiles = ((p.m + k.blk_m - 1) / k.blk_m) * ((p.n + k.blk_n - 1) / k.blk_n);
   int M = int(p.m), N = int(p.n), K = int(p.k);
-  long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(), sc = p.stride_c();
+  long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(),
+            sc = p.stride_c();
   alignas(16) unsigned char alpha[16] = {}, beta[16] = {};
   auto put = [&](unsigned char* dst, Scalar s) {
     if (is_double(precision_)) {
@@ -46,9 +51,10 @@ void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* 
   const void* B = b;
   void* C = c;
   void* args[] = {&M, &N, &K, alpha, &A, &lda, &sa, &B, &ldb, &sb, beta, &C, &ldc, &sc};
-  gpu::check(gpu::DriverApi::get().launch_kernel(impl_->module->function(), unsigned(tiles), 1, unsigned(p.batch),
-                                                  unsigned(k.threads()), 1, 1, unsigned(impl_->smem),
-                                                  static_cast<CUstream>(stream), args, nullptr),
+  gpu::check(gpu::DriverApi::get().launch_kernel(impl_->module->function(), unsigned(tiles), 1,
+                                                 unsigned(p.batch), unsigned(k.threads()), 1, 1,
+                                                 unsigned(impl_->smem),
+                                                 static_cast<CUstream>(stream), args, nullptr),
              "cuLaunchKernel");
 }
 

@@ -163,8 +163,10 @@ class GpuEvaluator : public Evaluator {
   GpuEvaluator(const GpuEvaluator&) = delete;
   GpuEvaluator& operator=(const GpuEvaluator&) = delete;
   const DeviceSpec& device() const override { return device_; }
-  std::vector<int> compile(const Problem& problem, const std::vector<KernelConfig>& configs) override;
-  std::vector<Evaluation> measure(const Problem& problem, const std::vector<KernelConfig>& configs) override;
+  std::vector<int> compile(const Problem& problem,
+                           const std::vector<KernelConfig>& configs) override;
+  std::vector<Evaluation> measure(const Problem& problem,
+                                  const std::vector<KernelConfig>& configs) override;
   int restarts() const { return restarts_; }
 
  private:

@@ -81,10 +81,16 @@ struct GpuSession::Impl {
   // Buffers of the prepared problem.
   Problem prepared;
   bool has_problem = false;
-  gpu::DeviceBuffer<unsigned char> a, b, c, c0, c_ref;
+  gpu::DeviceBuffer<unsigned char> a, b, c, c0;
+  std::vector<double> reference;  // C computed in FP64 from the same inputs, every real part
   bool poisoned = false;
 
   void cublas_gemm(const Problem& p, const void* c_in_out) {
+    cublas_gemm(p, a.get(), b.get(), c_in_out);
+  }
+
+  // cuBLAS in p.precision on the given buffers.
+  void cublas_gemm(const Problem& p, const void* a_ptr, const void* b_ptr, const void* c_in_out) {
     const TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
     cublasHandle_t h = cublas->get();
     check(cublasSetStream(h, stream->get()), "cublasSetStream");
@@ -97,16 +103,16 @@ struct GpuSession::Impl {
     switch (p.precision) {
       case Precision::S:
         check(cublasSgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const float*>(&alpha),
-                                        reinterpret_cast<const float*>(a.get()), lda, p.stride_a(),
-                                        reinterpret_cast<const float*>(b.get()), ldb, p.stride_b(),
+                                        reinterpret_cast<const float*>(a_ptr), lda, p.stride_a(),
+                                        reinterpret_cast<const float*>(b_ptr), ldb, p.stride_b(),
                                         reinterpret_cast<const float*>(&beta), (float*)c_in_out,
                                         ldc, p.stride_c(), batch),
               "cublasSgemmStridedBatched");
         break;
       case Precision::D:
         check(cublasDgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const double*>(&alpha),
-                                        reinterpret_cast<const double*>(a.get()), lda, p.stride_a(),
-                                        reinterpret_cast<const double*>(b.get()), ldb, p.stride_b(),
+                                        reinterpret_cast<const double*>(a_ptr), lda, p.stride_a(),
+                                        reinterpret_cast<const double*>(b_ptr), ldb, p.stride_b(),
                                         reinterpret_cast<const double*>(&beta), (double*)c_in_out,
                                         ldc, p.stride_c(), batch),
               "cublasDgemmStridedBatched");
@@ -114,8 +120,8 @@ struct GpuSession::Impl {
       case Precision::C:
         check(cublasCgemmStridedBatched(
                   h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(&alpha),
-                  reinterpret_cast<const cuComplex*>(a.get()), lda, p.stride_a(),
-                  reinterpret_cast<const cuComplex*>(b.get()), ldb, p.stride_b(),
+                  reinterpret_cast<const cuComplex*>(a_ptr), lda, p.stride_a(),
+                  reinterpret_cast<const cuComplex*>(b_ptr), ldb, p.stride_b(),
                   reinterpret_cast<const cuComplex*>(&beta), (cuComplex*)c_in_out, ldc,
                   p.stride_c(), batch),
               "cublasCgemmStridedBatched");
@@ -123,8 +129,8 @@ struct GpuSession::Impl {
       case Precision::Z:
         check(cublasZgemmStridedBatched(
                   h, ta, tb, m, n, k, reinterpret_cast<const cuDoubleComplex*>(&alpha),
-                  reinterpret_cast<const cuDoubleComplex*>(a.get()), lda, p.stride_a(),
-                  reinterpret_cast<const cuDoubleComplex*>(b.get()), ldb, p.stride_b(),
+                  reinterpret_cast<const cuDoubleComplex*>(a_ptr), lda, p.stride_a(),
+                  reinterpret_cast<const cuDoubleComplex*>(b_ptr), ldb, p.stride_b(),
                   reinterpret_cast<const cuDoubleComplex*>(&beta), (cuDoubleComplex*)c_in_out, ldc,
                   p.stride_c(), batch),
               "cublasZgemmStridedBatched");
@@ -132,21 +138,31 @@ struct GpuSession::Impl {
     }
   }
 
-  // Random values in [-1, 1) for every real component: never zeros, never a pattern.
-  void fill_random(gpu::DeviceBuffer<unsigned char>& buf, Precision p, std::uint32_t seed) {
+  // Random values in [-1, 1) for every real component (never zeros, never a pattern), exactly
+  // representable in the buffer's precision; returned in double for the FP64 reference.
+  std::vector<double> fill_random(gpu::DeviceBuffer<unsigned char>& buf, Precision p,
+                                  std::uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     const size_t reals = buf.bytes() / size_t(real_bytes(p));
+    std::vector<double> values(reals);
     std::vector<unsigned char> host(buf.bytes());
     if (is_double(p)) {
       auto* v = reinterpret_cast<double*>(host.data());
-      for (size_t i = 0; i < reals; ++i) v[i] = dist(rng);
+      for (size_t i = 0; i < reals; ++i) v[i] = values[i] = dist(rng);
     } else {
       auto* v = reinterpret_cast<float*>(host.data());
-      for (size_t i = 0; i < reals; ++i) v[i] = float(dist(rng));
+      for (size_t i = 0; i < reals; ++i) values[i] = v[i] = float(dist(rng));
     }
     check(cudaMemcpy(buf.get(), host.data(), host.size(), cudaMemcpyHostToDevice),
           "cudaMemcpy H2D");
+    return values;
+  }
+
+  static gpu::DeviceBuffer<unsigned char> upload(const std::vector<double>& v) {
+    gpu::DeviceBuffer<unsigned char> d(v.size() * sizeof(double));
+    check(cudaMemcpy(d.get(), v.data(), d.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+    return d;
   }
 
   // Output before a verified launch: NaN everywhere when C is not read (0xFF bytes are NaN in
@@ -159,12 +175,12 @@ struct GpuSession::Impl {
             "restore C");
   }
 
-  // ||C - C_ref|| / ||C_ref|| over the m x n part of every matrix; NaN if any entry is unwritten.
+  // ||C - C_ref|| / ||C_ref|| over the m x n part of every matrix, against the FP64 reference;
+  // NaN if any entry is unwritten.
   double relative_error(const Problem& p) {
-    std::vector<unsigned char> got(c.bytes()), want(c_ref.bytes());
+    std::vector<unsigned char> got(c.bytes());
     check(cudaMemcpy(got.data(), c.get(), got.size(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
-    check(cudaMemcpy(want.data(), c_ref.get(), want.size(), cudaMemcpyDeviceToHost),
-          "cudaMemcpy D2H");
+    const double* want = reference.data();
     const int parts = is_complex(p.precision) ? 2 : 1;
     double diff = 0, norm = 0;
     auto accumulate = [&](auto* g, auto* w) {
@@ -180,10 +196,9 @@ struct GpuSession::Impl {
             }
       return true;
     };
-    const bool written = is_double(p.precision) ? accumulate(reinterpret_cast<double*>(got.data()),
-                                                             reinterpret_cast<double*>(want.data()))
-                                                : accumulate(reinterpret_cast<float*>(got.data()),
-                                                             reinterpret_cast<float*>(want.data()));
+    const bool written = is_double(p.precision)
+                             ? accumulate(reinterpret_cast<double*>(got.data()), want)
+                             : accumulate(reinterpret_cast<float*>(got.data()), want);
     if (!written) return std::nan("");
     return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   }
@@ -247,30 +262,39 @@ void GpuSession::prepare(const Problem& problem) {
   s.b = {};
   s.c = {};
   s.c0 = {};
-  s.c_ref = {};
+  s.reference.clear();
   const Precision pr = problem.precision;
   const size_t a_bytes = matrix_bytes(problem.lda, problem.cols_a(), problem.batch, pr);
   const size_t b_bytes = matrix_bytes(problem.ldb, problem.cols_b(), problem.batch, pr);
   const size_t c_bytes = matrix_bytes(problem.ldc, problem.n, problem.batch, pr);
-  const size_t need = a_bytes + b_bytes + 3 * c_bytes;
+  // A, B, C, C's input copy, and (transiently) FP64 copies of all three for the reference.
+  const size_t widen = is_double(pr) ? 1 : 2;
+  const size_t need = a_bytes + b_bytes + 2 * c_bytes + widen * (a_bytes + b_bytes + c_bytes);
   size_t free_bytes = 0, total = 0;
   check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
   if (need > free_bytes * 9 / 10)
     throw InputError(
         problem.shape_id() + " needs " + std::to_string(need >> 20) +
-        " MiB of device memory (A, B, C, the input copy of C and the cuBLAS reference); " +
+        " MiB of device memory (A, B, C, the input copy of C and FP64 copies for the reference); " +
         std::to_string(free_bytes >> 20) + " MiB are free");
   s.a = gpu::DeviceBuffer<unsigned char>(a_bytes);
   s.b = gpu::DeviceBuffer<unsigned char>(b_bytes);
   s.c = gpu::DeviceBuffer<unsigned char>(c_bytes);
   s.c0 = gpu::DeviceBuffer<unsigned char>(c_bytes);
-  s.c_ref = gpu::DeviceBuffer<unsigned char>(c_bytes);
-  s.fill_random(s.a, pr, 11);
-  s.fill_random(s.b, pr, 23);
-  s.fill_random(s.c0, pr, 37);
-  check(cudaMemcpy(s.c_ref.get(), s.c0.get(), c_bytes, cudaMemcpyDeviceToDevice), "copy C");
-  s.cublas_gemm(problem, s.c_ref.get());
-  check(cudaStreamSynchronize(s.stream->get()), "cuBLAS reference");
+  const auto ha = s.fill_random(s.a, pr, 11);
+  const auto hb = s.fill_random(s.b, pr, 23);
+  s.reference = s.fill_random(s.c0, pr, 37);
+  {
+    // The reference is FP64 (DGEMM or ZGEMM on the same values), so it judges FP32 kernels and
+    // cuBLAS alike without inheriting either one's rounding.
+    Problem wide = problem;
+    wide.precision = is_complex(pr) ? Precision::Z : Precision::D;
+    const auto wa = Impl::upload(ha), wb = Impl::upload(hb), wc = Impl::upload(s.reference);
+    s.cublas_gemm(wide, wa.get(), wb.get(), wc.get());
+    check(cudaStreamSynchronize(s.stream->get()), "FP64 reference");
+    check(cudaMemcpy(s.reference.data(), wc.get(), wc.bytes(), cudaMemcpyDeviceToHost),
+          "cudaMemcpy D2H");
+  }
   s.prepared = problem;
   s.has_problem = true;
 }

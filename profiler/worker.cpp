@@ -14,8 +14,15 @@ std::string problem_to_json(const Problem& p) {
   return json{{"precision", std::string(1, to_char(p.precision))},
               {"op_a", std::string(1, to_char(p.op_a))},
               {"op_b", std::string(1, to_char(p.op_b))},
-              {"m", p.m}, {"n", p.n}, {"k", p.k}, {"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc},
-              {"batch", p.batch}, {"alpha", {p.alpha.re, p.alpha.im}}, {"beta", {p.beta.re, p.beta.im}}}
+              {"m", p.m},
+              {"n", p.n},
+              {"k", p.k},
+              {"lda", p.lda},
+              {"ldb", p.ldb},
+              {"ldc", p.ldc},
+              {"batch", p.batch},
+              {"alpha", {p.alpha.re, p.alpha.im}},
+              {"beta", {p.beta.re, p.beta.im}}}
       .dump();
 }
 
@@ -57,11 +64,17 @@ int run_worker(std::FILE* in, std::FILE* out) {
       TimingOptions timing;
       timing.repetitions = req.value("repetitions", 20);
       timing.warmup = req.value("warmup", 3);
-      const CompileResult compiled = compile_source(render_source(c, p.precision, p.op_a, p.op_b), arch, &cache);
+      const CompileResult compiled =
+          compile_source(render_source(c, p.precision, p.op_a, p.op_b), arch, &cache);
       const Measurement m = session.measure(p, c, compiled, timing);
-      reply = {{"status", to_string(m.status)}, {"error", m.error},       {"median_s", m.median_s},
-               {"min_s", m.min_s},              {"max_s", m.max_s},       {"repetitions", m.repetitions},
-               {"rel_error", m.rel_error},      {"registers", compiled.registers},
+      reply = {{"status", to_string(m.status)},
+               {"error", m.error},
+               {"median_s", m.median_s},
+               {"min_s", m.min_s},
+               {"max_s", m.max_s},
+               {"repetitions", m.repetitions},
+               {"rel_error", m.rel_error},
+               {"registers", compiled.registers},
                {"spill_bytes", compiled.spill_store_bytes + compiled.spill_load_bytes}};
     } catch (const std::exception& e) {
       reply = {{"status", "launch_error"}, {"error", e.what()}};

@@ -24,7 +24,8 @@ struct Key {
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = size_t(k.device) * 31 + size_t(k.precision) * 7 + size_t(k.op_a) * 3 + size_t(k.op_b);
+    size_t h =
+        size_t(k.device) * 31 + size_t(k.precision) * 7 + size_t(k.op_a) * 3 + size_t(k.op_b);
     for (std::int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc}) h = h * 1000003u ^ size_t(v);
     return h;
   }
@@ -64,8 +65,10 @@ class Dispatcher {
     int device = 0;
     cudaGetDevice(&device);
     std::lock_guard lock(mutex_);
-    const auto it = entries_.find(Key{device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc});
-    if (it == entries_.end()) throw InputError(p.shape_id() + " was never dispatched on this device");
+    const auto it =
+        entries_.find(Key{device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc});
+    if (it == entries_.end())
+      throw InputError(p.shape_id() + " was never dispatched on this device");
     return it->second.choice;
   }
 
@@ -76,8 +79,8 @@ class Dispatcher {
     Entry e;
     e.choice = choose_kernel(p, spec->second, db_path_);
     const CompileCache cache(CompileCache::default_directory());
-    const CompileResult compiled =
-        compile_source(render_source(e.choice.config, p.precision, p.op_a, p.op_b), spec->second.arch(), &cache);
+    const CompileResult compiled = compile_source(
+        render_source(e.choice.config, p.precision, p.op_a, p.op_b), spec->second.arch(), &cache);
     e.kernel = std::make_unique<LoadedKernel>(compiled, e.choice.config, p.precision);
     return e;
   }
@@ -89,9 +92,9 @@ class Dispatcher {
 };
 
 template <typename T>
-void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, Scalar alpha,
-              const T* a, std::int64_t lda, const T* b, std::int64_t ldb, Scalar beta, T* c, std::int64_t ldc,
-              CudaStream stream) {
+void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              Scalar alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, Scalar beta,
+              T* c, std::int64_t ldc, CudaStream stream) {
   Problem p;
   p.precision = precision;
   p.op_a = op_a;
@@ -110,30 +113,37 @@ void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_
 
 }  // namespace
 
-void set_dispatch_database(const std::string& path) { Dispatcher::get().set_database(path); }
+void set_dispatch_database(const std::string& path) {
+  Dispatcher::get().set_database(path);
+}
 
-DispatchChoice last_dispatch(const Problem& p) { return Dispatcher::get().last(p); }
+DispatchChoice last_dispatch(const Problem& p) {
+  return Dispatcher::get().last(p);
+}
 
-void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
-          const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc, CudaStream stream) {
+void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+          std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc, CudaStream stream) {
   dispatch(Precision::S, oa, ob, m, n, k, {alpha, 0}, a, lda, b, ldb, {beta, 0}, c, ldc, stream);
 }
-void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
-          std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
-          CudaStream stream) {
+void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+          double* c, std::int64_t ldc, CudaStream stream) {
   dispatch(Precision::D, oa, ob, m, n, k, {alpha, 0}, a, lda, b, ldb, {beta, 0}, c, ldc, stream);
 }
 void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, std::complex<float> alpha,
-          const std::complex<float>* a, std::int64_t lda, const std::complex<float>* b, std::int64_t ldb,
-          std::complex<float> beta, std::complex<float>* c, std::int64_t ldc, CudaStream stream) {
-  dispatch(Precision::C, oa, ob, m, n, k, {alpha.real(), alpha.imag()}, a, lda, b, ldb, {beta.real(), beta.imag()}, c,
-           ldc, stream);
+          const std::complex<float>* a, std::int64_t lda, const std::complex<float>* b,
+          std::int64_t ldb, std::complex<float> beta, std::complex<float>* c, std::int64_t ldc,
+          CudaStream stream) {
+  dispatch(Precision::C, oa, ob, m, n, k, {alpha.real(), alpha.imag()}, a, lda, b, ldb,
+           {beta.real(), beta.imag()}, c, ldc, stream);
 }
 void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, std::complex<double> alpha,
-          const std::complex<double>* a, std::int64_t lda, const std::complex<double>* b, std::int64_t ldb,
-          std::complex<double> beta, std::complex<double>* c, std::int64_t ldc, CudaStream stream) {
-  dispatch(Precision::Z, oa, ob, m, n, k, {alpha.real(), alpha.imag()}, a, lda, b, ldb, {beta.real(), beta.imag()}, c,
-           ldc, stream);
+          const std::complex<double>* a, std::int64_t lda, const std::complex<double>* b,
+          std::int64_t ldb, std::complex<double> beta, std::complex<double>* c, std::int64_t ldc,
+          CudaStream stream) {
+  dispatch(Precision::Z, oa, ob, m, n, k, {alpha.real(), alpha.imag()}, a, lda, b, ldb,
+           {beta.real(), beta.imag()}, c, ldc, stream);
 }
 
 }  // namespace gemmtune

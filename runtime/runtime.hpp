@@ -26,7 +26,8 @@ struct DispatchChoice {
 // The choice gemm() makes, without a GPU: the stored best of this exact shape (precision, ops,
 // sizes, leading dimensions, batch), else the stored best of the nearest tuned shape of the same
 // precision and op shape that is valid here, else the model's pick. db_path may not exist.
-DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device, const std::string& db_path);
+DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
+                             const std::string& db_path);
 
 // The store gemm() reads: $GEMMTUNE_DB or the default store, unless set here. Clears the
 // kernel cache.
@@ -34,18 +35,20 @@ void set_dispatch_database(const std::string& path);
 
 // BLAS-like, column-major, device pointers, asynchronous on `stream`. Thread-safe. Throws
 // InputError for bad arguments (the message names them).
-void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-          std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-          CudaStream stream = nullptr);
-void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
-          std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc,
-          CudaStream stream = nullptr);
-void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, std::complex<float> alpha,
-          const std::complex<float>* a, std::int64_t lda, const std::complex<float>* b, std::int64_t ldb,
-          std::complex<float> beta, std::complex<float>* c, std::int64_t ldc, CudaStream stream = nullptr);
-void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, std::complex<double> alpha,
-          const std::complex<double>* a, std::int64_t lda, const std::complex<double>* b, std::int64_t ldb,
-          std::complex<double> beta, std::complex<double>* c, std::int64_t ldc, CudaStream stream = nullptr);
+void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc, CudaStream stream = nullptr);
+void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+          const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta,
+          double* c, std::int64_t ldc, CudaStream stream = nullptr);
+void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          std::complex<float> alpha, const std::complex<float>* a, std::int64_t lda,
+          const std::complex<float>* b, std::int64_t ldb, std::complex<float> beta,
+          std::complex<float>* c, std::int64_t ldc, CudaStream stream = nullptr);
+void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          std::complex<double> alpha, const std::complex<double>* a, std::int64_t lda,
+          const std::complex<double>* b, std::int64_t ldb, std::complex<double> beta,
+          std::complex<double>* c, std::int64_t ldc, CudaStream stream = nullptr);
 
 // The configuration gemm() used for the most recent call with this shape on this thread's
 // device (for tests and tools); throws InputError if that shape was never dispatched.

@@ -6,19 +6,22 @@
 namespace gemmtune {
 namespace {
 
-const char* const kLeading[] = {"device", "precision", "op_a", "op_b", "m",     "n",   "k",
+const char* const kLeading[] = {"device", "precision", "op_a", "op_b",  "m",     "n",   "k",
                                 "lda",    "ldb",       "ldc",  "batch", "alpha", "beta"};
-const char* const kTrailing[] = {"status",      "error",     "time_s",    "gflops",     "min_s",
-                                 "max_s",       "repetitions", "rel_error", "registers", "spill_bytes",
-                                 "smem_bytes",  "energy_j",  "predicted_s"};
+const char* const kTrailing[] = {
+    "status",    "error",     "time_s",      "gflops",     "min_s",    "max_s",      "repetitions",
+    "rel_error", "registers", "spill_bytes", "smem_bytes", "energy_j", "predicted_s"};
 
 std::string quote(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"') out += "\"\"";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '"')
+      out += "\"\"";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out + "\"";
 }
@@ -73,13 +76,13 @@ std::string to_csv_row(const Attempt& a) {
   std::ostringstream s;
   s.precision(9);
   const Problem& p = a.problem;
-  s << quote(a.device) << ',' << to_char(p.precision) << ',' << to_char(p.op_a) << ',' << to_char(p.op_b) << ','
-    << p.m << ',' << p.n << ',' << p.k << ',' << p.lda << ',' << p.ldb << ',' << p.ldc << ',' << p.batch << ','
-    << p.alpha.re << ',' << p.beta.re;
+  s << quote(a.device) << ',' << to_char(p.precision) << ',' << to_char(p.op_a) << ','
+    << to_char(p.op_b) << ',' << p.m << ',' << p.n << ',' << p.k << ',' << p.lda << ',' << p.ldb
+    << ',' << p.ldc << ',' << p.batch << ',' << p.alpha.re << ',' << p.beta.re;
   for (int v : config_csv_values(a.config)) s << ',' << v;
-  s << ',' << a.status << ',' << quote(a.error) << ',' << a.median_s << ',' << a.gflops << ',' << a.min_s << ','
-    << a.max_s << ',' << a.repetitions << ',' << a.rel_error << ',' << a.registers << ',' << a.spill_bytes << ','
-    << a.smem_bytes << ',' << a.energy_j << ',' << a.predicted_s;
+  s << ',' << a.status << ',' << quote(a.error) << ',' << a.median_s << ',' << a.gflops << ','
+    << a.min_s << ',' << a.max_s << ',' << a.repetitions << ',' << a.rel_error << ',' << a.registers
+    << ',' << a.spill_bytes << ',' << a.smem_bytes << ',' << a.energy_j << ',' << a.predicted_s;
   return s.str();
 }
 
@@ -116,11 +119,14 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   for (const auto& key : config_csv_header()) id += (id.empty() ? "" : "_") + key + get(key);
   a.config = KernelConfig::parse(id);
   a.status = get("status");
-  static const char* const statuses[] = {"ok", "compile_error", "launch_error", "execute_error", "wrong", "timeout"};
+  static const char* const statuses[] = {"ok",    "compile_error", "launch_error", "execute_error",
+                                         "wrong", "timeout"};
   bool known = false;
   for (const char* s : statuses) known = known || a.status == s;
-  if (!known) throw InputError("status '" + a.status + "' is not one of ok, compile_error, launch_error, "
-                               "execute_error, wrong, timeout");
+  if (!known)
+    throw InputError("status '" + a.status +
+                     "' is not one of ok, compile_error, launch_error, "
+                     "execute_error, wrong, timeout");
   a.error = get("error");
   a.median_s = num("time_s");
   a.gflops = num("gflops");

@@ -52,10 +52,11 @@ class Database {
   void save_device(const DeviceSpec& d);
   std::optional<DeviceSpec> device(const std::string& name) const;
 
-  void add(const Attempt& a);                       // one transaction
+  void add(const Attempt& a);                          // one transaction
   void add_all(const std::vector<Attempt>& attempts);  // one transaction for all
   // Attempts of a problem on a device (all problems when problem is empty), oldest first.
-  std::vector<Attempt> attempts(const std::string& device, const std::optional<Problem>& problem = {}) const;
+  std::vector<Attempt> attempts(const std::string& device,
+                                const std::optional<Problem>& problem = {}) const;
   std::vector<Problem> problems(const std::string& device) const;
   bool has(const std::string& device, const Problem& p, const KernelConfig& c) const;
   // The fastest ok attempt of exactly this problem.
@@ -80,6 +81,7 @@ class Database {
 
 std::string csv_header();
 std::string to_csv_row(const Attempt& a);
-Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& header);  // throws InputError
+Attempt parse_csv_row(const std::string& line,
+                      const std::vector<std::string>& header);  // throws InputError
 
 }  // namespace gemmtune

@@ -26,7 +26,8 @@ Attempt stored(const Problem& p, const char* config, double t, const char* devic
 }
 }  // namespace
 
-TEST_CASE("runtime: dispatch prefers stored, then the nearest tuned shape, then the model", "[runtime]") {
+TEST_CASE("runtime: dispatch prefers stored, then the nearest tuned shape, then the model",
+          "[runtime]") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const auto path = std::filesystem::temp_directory_path() / "gemmtune_dispatch_test.db";
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
@@ -42,7 +43,8 @@ TEST_CASE("runtime: dispatch prefers stored, then the nearest tuned shape, then 
     db.add_all({stored(shape(1024, 1024, 1024), "BM64_BN64_BK16_DX16_DY16_DXA16_DXB16", 1e-3),
                 stored(shape(1024, 1024, 1024), "BM32_BN32_BK16_DX8_DY8_DXA32_DXB16", 2e-3),
                 stored(shape(4096, 4096, 4096), "BM128_BN64_BK16_DX16_DY16_DXA32_DXB16_VA4", 5e-2),
-                stored(shape(1024, 1024, 1024), "BM16_BN16_BK16_DX4_DY8_DXA16_DXB16", 1e-3, "A100-SXM4-80GB")});
+                stored(shape(1024, 1024, 1024), "BM16_BN16_BK16_DX4_DY8_DXA16_DXB16", 1e-3,
+                       "A100-SXM4-80GB")});
   }
   // Exact shape: its fastest kernel.
   c = choose_kernel(shape(1024, 1024, 1024), d, path.string());
