@@ -91,12 +91,13 @@ struct KernelConfig {
   int unroll = 0;                         // inner-loop unroll factor, 0 = full
   EdgeMode edge = EdgeMode::Predicate;    // out-of-range handling along M and N
   int raster = 1;                         // block rasterization group along M (L2 reuse)
+  int vec_s = 1;                          // shared-memory read width in the compute loop
 
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }
   int thr_n() const { return blk_n / dim_y; }
   // Canonical text id:
-  // "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD0_PF0_ST1_UR0_ED0_RS1".
+  // "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD0_PF0_ST1_UR0_RS1_VS1_ED0".
   std::string id() const;
   static KernelConfig parse(std::string_view id);  // throws InputError; missing keys keep defaults
   bool operator==(const KernelConfig&) const = default;

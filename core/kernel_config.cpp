@@ -23,6 +23,7 @@ constexpr Field kFields[] = {
     {"LB", &KernelConfig::smem_b_kmajor}, {"PD", &KernelConfig::pad},
     {"PF", &KernelConfig::prefetch},      {"ST", &KernelConfig::stages},
     {"UR", &KernelConfig::unroll},        {"RS", &KernelConfig::raster},
+    {"VS", &KernelConfig::vec_s},
 };
 constexpr const char* kEdgeKey = "ED";
 

@@ -114,30 +114,33 @@ Problem Problem::normalized() const {
 }
 
 void Problem::validate() const {
-  auto need = [](bool ok, const std::string& msg) {
-    if (!ok) throw InputError(msg);
-  };
-  // 2^31 elements per dimension keeps every index computation of the kernels in range.
-  constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;
-  need(m >= 1, "M = " + std::to_string(m) + " is invalid: M must be >= 1");
-  need(n >= 1, "N = " + std::to_string(n) + " is invalid: N must be >= 1");
-  need(k >= 1, "K = " + std::to_string(k) + " is invalid: K must be >= 1");
-  need(m < kMaxDim && n < kMaxDim && k < kMaxDim,
-       "dimensions must be below 2^31 (got M=" + std::to_string(m) + ", N=" + std::to_string(n) +
-           ", K=" + std::to_string(k) + ")");
-  need(batch >= 1, "batch = " + std::to_string(batch) + " is invalid: batch must be >= 1");
-  need(batch <= 65535, "batch = " + std::to_string(batch) +
-                           " exceeds 65535, the most grid.z blocks one launch can have");
-  need(lda >= rows_a(), "lda = " + std::to_string(lda) + " is smaller than the rows of A (" +
-                            std::to_string(rows_a()) + " for op(A) = " + to_char(op_a) + ")");
-  need(ldb >= rows_b(), "ldb = " + std::to_string(ldb) + " is smaller than the rows of B (" +
-                            std::to_string(rows_b()) + " for op(B) = " + to_char(op_b) + ")");
-  need(ldc >= m, "ldc = " + std::to_string(ldc) + " is smaller than M = " + std::to_string(m));
+  // Conditions first, messages only on failure: gemm() validates every call.
+  constexpr std::int64_t kMaxDim = std::int64_t(1) << 31;  // keeps kernel index math in range
+  if (m < 1) throw InputError("M = " + std::to_string(m) + " is invalid: M must be >= 1");
+  if (n < 1) throw InputError("N = " + std::to_string(n) + " is invalid: N must be >= 1");
+  if (k < 1) throw InputError("K = " + std::to_string(k) + " is invalid: K must be >= 1");
+  if (m >= kMaxDim || n >= kMaxDim || k >= kMaxDim)
+    throw InputError("dimensions must be below 2^31 (got M=" + std::to_string(m) +
+                     ", N=" + std::to_string(n) + ", K=" + std::to_string(k) + ")");
+  if (batch < 1)
+    throw InputError("batch = " + std::to_string(batch) + " is invalid: batch must be >= 1");
+  if (batch > 65535)
+    throw InputError("batch = " + std::to_string(batch) +
+                     " exceeds 65535, the most grid.z blocks one launch can have");
+  if (lda < rows_a())
+    throw InputError("lda = " + std::to_string(lda) + " is smaller than the rows of A (" +
+                     std::to_string(rows_a()) + " for op(A) = " + to_char(op_a) + ")");
+  if (ldb < rows_b())
+    throw InputError("ldb = " + std::to_string(ldb) + " is smaller than the rows of B (" +
+                     std::to_string(rows_b()) + " for op(B) = " + to_char(op_b) + ")");
+  if (ldc < m)
+    throw InputError("ldc = " + std::to_string(ldc) + " is smaller than M = " + std::to_string(m));
   if (!is_complex(precision)) {
-    need(op_a != Op::C && op_b != Op::C,
-         std::string("op 'c' (conjugate transpose) needs a complex precision, got ") +
-             to_char(precision));
-    need(alpha.im == 0.0 && beta.im == 0.0, "alpha and beta must be real for a real precision");
+    if (op_a == Op::C || op_b == Op::C)
+      throw InputError(std::string("op 'c' (conjugate transpose) needs a complex precision, got ") +
+                       to_char(precision));
+    if (alpha.im != 0.0 || beta.im != 0.0)
+      throw InputError("alpha and beta must be real for a real precision");
   }
 }
 

@@ -3,7 +3,9 @@
 // The renderer (kernels/render.cpp) prepends one #define per tuning parameter:
 //   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
-//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER.
+//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S.
+// VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
+// each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
 // NVRTC compiles this without any include file.
 
@@ -25,7 +27,13 @@ typedef double2 elem_t;
 #define GT_COMPLEX 1
 #endif
 
+#ifndef VEC_S
+#define VEC_S 1
+#endif
 #define THREADS (DIM_X * DIM_Y)
+// Row of C (within the tile) of a thread's i-th element: groups of VEC_S rows, DIM_X apart.
+#define ROW_OF(i) (((i) / VEC_S) * DIM_X * VEC_S + tx * VEC_S + (i) % VEC_S)
+#define COL_OF(j) (((j) / VEC_S) * DIM_Y * VEC_S + ty * VEC_S + (j) % VEC_S)
 #define THR_M (BLK_M / DIM_X)
 #define THR_N (BLK_N / DIM_Y)
 
@@ -294,10 +302,26 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     GT_UNROLL_K
     for (int kk = 0; kk < BLK_K; ++kk) {
       elem_t a[THR_M], b[THR_N];
+#if VEC_S > 1
+      // K-major tiles: a group of VEC_S rows is contiguous and aligned, one vector load.
 #pragma unroll
-      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, tx + i * DIM_X, kk);
+      for (int i = 0; i < THR_M; i += VEC_S) {
+        const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SA_AT(sa, ROW_OF(i), kk));
 #pragma unroll
-      for (int j = 0; j < THR_N; ++j) b[j] = SB_AT(sb, kk, ty + j * DIM_Y);
+        for (int v = 0; v < VEC_S; ++v) a[i + v] = w.v[v];
+      }
+#pragma unroll
+      for (int j = 0; j < THR_N; j += VEC_S) {
+        const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SB_AT(sb, kk, COL_OF(j)));
+#pragma unroll
+        for (int v = 0; v < VEC_S; ++v) b[j + v] = w.v[v];
+      }
+#else
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, ROW_OF(i), kk);
+#pragma unroll
+      for (int j = 0; j < THR_N; ++j) b[j] = SB_AT(sb, kk, COL_OF(j));
+#endif
 #pragma unroll
       for (int i = 0; i < THR_M; ++i)
 #pragma unroll
@@ -317,10 +341,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
 #pragma unroll
   for (int i = 0; i < THR_M; ++i) {
-    const int m = m0 + tx + i * DIM_X;
+    const int m = m0 + ROW_OF(i);
 #pragma unroll
     for (int j = 0; j < THR_N; ++j) {
-      const int n = n0 + ty + j * DIM_Y;
+      const int n = n0 + COL_OF(j);
       if (m < M && n < N) {
         elem_t* out = C + m + (long long)n * ldc;
         elem_t value = gt_mul(alpha, acc[i][j]);

@@ -65,8 +65,12 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   const int lanes = std::min(32, c.threads());
   const int w = element_bytes(p) / 4;
   BankProfile b;
-  b.read_a = wavefronts(lanes, w, [&](int t) { return index_a(c, t % c.dim_x, 0); });
-  b.read_b = wavefronts(lanes, w, [&](int t) { return index_b(c, 0, t / c.dim_x); });
+  // Compute-loop reads: VEC_S consecutive elements per lane and instruction (ROW_OF(0), COL_OF(0)).
+  const int vs = std::max(1, c.vec_s);
+  b.read_a =
+      wavefronts(lanes, w * vs, [&](int t) { return index_a(c, (t % c.dim_x) * vs, 0) / vs; });
+  b.read_b =
+      wavefronts(lanes, w * vs, [&](int t) { return index_b(c, 0, (t / c.dim_x) * vs) / vs; });
   b.store_a = wavefronts(lanes, w, [&](int t) {
     const int row = (t % c.dim_xa) * c.vec_a, col = t / c.dim_xa;
     return op_a == Op::N ? index_a(c, row, col) : index_a(c, col, row);

@@ -8,10 +8,10 @@ namespace gemmtune {
 
 namespace {
 constexpr const char* kStageNames[kStageCount] = {
-    "layout_divides", "warp_multiple",        "max_threads",         "vector_alignment",
-    "shared_memory",  "registers_per_thread", "registers_per_block", "thread_count",
-    "fmas_per_load",  "tile_fits_problem",    "coalesced_reads",     "min_occupancy",
-    "bank_conflicts", "relevant_variants"};
+    "layout_divides", "warp_multiple",  "max_threads",          "vector_alignment",
+    "shared_memory",  "shared_vector",  "registers_per_thread", "registers_per_block",
+    "thread_count",   "fmas_per_load",  "tile_fits_problem",    "coalesced_reads",
+    "min_occupancy",  "bank_conflicts", "relevant_variants"};
 }
 
 const char* stage_name(Stage s) {
@@ -58,6 +58,13 @@ bool layout_divides(const KernelConfig& c, const Problem& p) {
   const int b_cols = p.op_b == Op::N ? c.blk_n : c.blk_k;
   return a_rows % (c.dim_xa * c.vec_a) == 0 && a_cols % ya == 0 &&
          b_rows % (c.dim_xb * c.vec_b) == 0 && b_cols % yb == 0;
+}
+
+bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
+  if (c.vec_s == 1) return true;
+  return (c.vec_s == 2 || c.vec_s == 4) && c.vec_s * element_bytes(p.precision) <= 16 &&
+         c.smem_a_kmajor == 1 && c.smem_b_kmajor == 1 && c.pad % c.vec_s == 0 &&
+         c.thr_m() % c.vec_s == 0 && c.thr_n() % c.vec_s == 0;
 }
 
 bool vector_aligned(const KernelConfig& c, const Problem& p) {
@@ -112,7 +119,7 @@ double smem_cost(const KernelConfig& c, const Problem& p) {
   const BankProfile b = bank_profile(c, p.precision, p.op_a, p.op_b);
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) + loads_a * b.store_a +
+  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + loads_a * b.store_a +
          loads_b * b.store_b;
 }
 
@@ -133,10 +140,9 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
       (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
       (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
       (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4))
-    return fail(
-        Stage::LayoutDivides,
-        "a parameter is out of range in " + c.id() +
-            " (sizes > 0; VA, VB in {1,2,4}; ST in {1,2}; PD 0..8; PF 0..3; LA, LB 0/1; RS >= 1)");
+    return fail(Stage::LayoutDivides, "a parameter is out of range in " + c.id() +
+                                          " (sizes > 0; VA, VB, VS in {1,2,4}; ST in {1,2}; PD "
+                                          "0..8; PF 0..3; LA, LB 0/1; RS >= 1)");
   if (!layout_divides(c, p))
     return fail(Stage::LayoutDivides,
                 "tile " + std::to_string(c.blk_m) + "x" + std::to_string(c.blk_n) + "x" +
@@ -165,6 +171,12 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
     return fail(Stage::SharedMemory, std::to_string(smem) +
                                          " bytes of shared memory exceeds the opt-in limit of " +
                                          std::to_string(d.smem_per_block_optin) + " per block");
+  if (!shared_vector_ok(c, p))
+    return fail(Stage::SharedVector,
+                "shared reads of " + std::to_string(c.vec_s) +
+                    " elements need K-major A and B tiles (LA1, LB1), padding a multiple of " +
+                    std::to_string(c.vec_s) + ", thread tiles " + std::to_string(c.thr_m()) + "x" +
+                    std::to_string(c.thr_n()) + " divisible by it and <= 16 bytes");
   const double regs = raw_register_estimate(c, p.precision);
   if (regs > register_limit(c, d))
     return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +

@@ -18,6 +18,7 @@ struct StageContext {
 
 bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
+bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 double raw_register_estimate(const KernelConfig& c, Precision p);
 double fmas_per_load(const KernelConfig& c);

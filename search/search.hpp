@@ -34,6 +34,7 @@ struct SpaceDomain {
   std::vector<int> unroll{0};  // partial unrolls {1, 2, 4, 8} are explored by local refinement
   std::vector<int> edge{0, 1};
   std::vector<int> raster{1, 8};
+  std::vector<int> vec_s{1, 2, 4};
 
   double tiling_count() const;
   double variant_count() const;
@@ -48,6 +49,7 @@ enum class Stage : int {
   MaxThreads,          // hard: threads <= the device's limit per block
   VectorAlignment,     // hard: vector loads <= 16 bytes, leading dimensions multiples of the width
   SharedMemory,        // hard: shared memory <= the opt-in limit per block
+  SharedVector,        // hard: vector shared reads need K-major tiles, aligned rows, whole groups
   RegistersPerThread,  // hard: estimated registers <= the per-thread limit under launch bounds
   RegistersPerBlock,   // hard: estimated registers x threads <= the register file per block
   ThreadCount,         // soft: threads within [min, max] (seed 001: >= 256; seed 004: 32..512)

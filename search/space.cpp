@@ -18,7 +18,7 @@ using detail::StageContext;
 // The level at which each stage's inputs are all fixed.
 constexpr int kStageLevel[kStageCount] = {
     1, 1, 1, 1,  // layout, warp, threads, vectors: tiling only
-    2,           // shared memory: + stages, pad, layouts
+    2, 2,        // shared memory, shared vector reads: + stages, pad, layouts, read width
     3, 3,        // registers: + prefetch
     3, 3, 3, 3,  // thread count, FMAs per load, tile fit, coalescing (tiling only; after hard)
     3, 3,        // occupancy, bank conflicts
@@ -49,25 +49,32 @@ struct Walker {
   }
 
   size_t bank_index(const KernelConfig& c) const {
-    size_t pad_index = 0;
+    size_t pad_index = 0, vs_index = 0;
     while (pad_index < dom.pad.size() && dom.pad[pad_index] != c.pad) ++pad_index;
-    return (size_t(c.smem_a_kmajor) * 2 + size_t(c.smem_b_kmajor)) * dom.pad.size() + pad_index;
+    while (vs_index < dom.vec_s.size() && dom.vec_s[vs_index] != c.vec_s) ++vs_index;
+    return ((size_t(c.smem_a_kmajor) * 2 + size_t(c.smem_b_kmajor)) * dom.pad.size() + pad_index) *
+               dom.vec_s.size() +
+           vs_index;
   }
 
   void prepare_bank_costs(const KernelConfig& tiling) {
-    bank_cost.assign(4 * dom.pad.size(), 0);
+    bank_cost.assign(4 * dom.pad.size() * dom.vec_s.size(),
+                     std::numeric_limits<double>::infinity());
     bank_cost_min = std::numeric_limits<double>::infinity();
     KernelConfig c = tiling;
     for (int la : dom.smem_a_kmajor)
       for (int lb : dom.smem_b_kmajor)
-        for (int pd : dom.pad) {
-          c.smem_a_kmajor = la;
-          c.smem_b_kmajor = lb;
-          c.pad = pd;
-          const double cost = detail::smem_cost(c, ctx.problem);
-          bank_cost[bank_index(c)] = cost;
-          bank_cost_min = std::min(bank_cost_min, cost);
-        }
+        for (int pd : dom.pad)
+          for (int vs : dom.vec_s) {
+            c.smem_a_kmajor = la;
+            c.smem_b_kmajor = lb;
+            c.pad = pd;
+            c.vec_s = vs;
+            if (!detail::shared_vector_ok(c, ctx.problem)) continue;
+            const double cost = detail::smem_cost(c, ctx.problem);
+            bank_cost[bank_index(c)] = cost;
+            bank_cost_min = std::min(bank_cost_min, cost);
+          }
     bank_cost_ready = true;
   }
 
@@ -83,6 +90,8 @@ struct Walker {
         return c.threads() <= d.max_threads_per_block;
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
+      case Stage::SharedVector:
+        return detail::shared_vector_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -134,28 +143,30 @@ struct Walker {
     for (int st : dom.stages)
       for (int pd : dom.pad)
         for (int la : dom.smem_a_kmajor)
-          for (int lb : dom.smem_b_kmajor) {
-            c.stages = st;
-            c.pad = pd;
-            c.smem_a_kmajor = la;
-            c.smem_b_kmajor = lb;
-            const int s2 = test(c, s1, 2, sub2);
-            if (s2 < 0) continue;
-            for (int pf : dom.prefetch) {
-              c.prefetch = pf;
-              const int s3 = test(c, s2, 3, sub3);
-              if (s3 < 0) continue;
-              for (int ur : dom.unroll)
-                for (int ed : dom.edge)
-                  for (int rs : dom.raster) {
-                    c.unroll = ur;
-                    c.edge = static_cast<EdgeMode>(ed);
-                    c.raster = rs;
-                    if (test(c, s3, 4, 1.0) < 0) continue;
-                    visit(c);
-                  }
+          for (int lb : dom.smem_b_kmajor)
+            for (int vs : dom.vec_s) {
+              c.stages = st;
+              c.pad = pd;
+              c.smem_a_kmajor = la;
+              c.smem_b_kmajor = lb;
+              c.vec_s = vs;
+              const int s2 = test(c, s1, 2, sub2);
+              if (s2 < 0) continue;
+              for (int pf : dom.prefetch) {
+                c.prefetch = pf;
+                const int s3 = test(c, s2, 3, sub3);
+                if (s3 < 0) continue;
+                for (int ur : dom.unroll)
+                  for (int ed : dom.edge)
+                    for (int rs : dom.raster) {
+                      c.unroll = ur;
+                      c.edge = static_cast<EdgeMode>(ed);
+                      c.raster = rs;
+                      if (test(c, s3, 4, 1.0) < 0) continue;
+                      visit(c);
+                    }
+              }
             }
-          }
   }
 };
 
@@ -168,7 +179,7 @@ double SpaceDomain::tiling_count() const {
 
 double SpaceDomain::variant_count() const {
   return double(stages.size()) * pad.size() * smem_a_kmajor.size() * smem_b_kmajor.size() *
-         prefetch.size() * unroll.size() * edge.size() * raster.size();
+         vec_s.size() * prefetch.size() * unroll.size() * edge.size() * raster.size();
 }
 
 Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,

@@ -137,6 +137,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   step(&KernelConfig::prefetch, {0, 1, 2, 3}, false);
   step(&KernelConfig::unroll, {0, 1, 2, 4, 8}, false);
   step(&KernelConfig::raster, {1, 2, 4, 8, 16}, true);
+  step(&KernelConfig::vec_s, {1, 2, 4}, true);
   KernelConfig e = c;
   e.edge = c.edge == EdgeMode::Predicate ? EdgeMode::Redirect : EdgeMode::Predicate;
   add(e);

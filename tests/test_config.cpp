@@ -32,6 +32,7 @@ TEST_CASE("config: ids round-trip for random configurations", "[core]") {
     c.unroll = pick({0, 1, 4});
     c.edge = pick({0, 1}) ? EdgeMode::Redirect : EdgeMode::Predicate;
     c.raster = pick({1, 8});
+    c.vec_s = pick({1, 2, 4});
     const std::string id = c.id();
     INFO(id);
     CHECK(KernelConfig::parse(id) == c);
@@ -63,5 +64,5 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 19);
+  CHECK(header.size() == 20);
 }

@@ -93,6 +93,7 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   dom.pad = {0, 1};
   dom.prefetch = {0, 3};
   dom.raster = {1, 8};
+  dom.vec_s = {1, 4};
   const DeviceSpec d = find_builtin_device("A100");
   for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
                            problem(Precision::Z, Op::C, Op::N, 100, 90, 70)}) {
@@ -120,35 +121,37 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
                         for (int pd : dom.pad)
                           for (int la : dom.smem_a_kmajor)
                             for (int lb : dom.smem_b_kmajor)
-                              for (int pf : dom.prefetch)
-                                for (int ur : dom.unroll)
-                                  for (int ed : dom.edge)
-                                    for (int rs : dom.raster) {
-                                      c.blk_m = bm;
-                                      c.blk_n = bn;
-                                      c.blk_k = bk;
-                                      c.dim_x = dx;
-                                      c.dim_y = dy;
-                                      c.dim_xa = dxa;
-                                      c.dim_xb = dxb;
-                                      c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                      c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                      c.vec_a = va;
-                                      c.vec_b = vb;
-                                      c.stages = st;
-                                      c.pad = pd;
-                                      c.smem_a_kmajor = la;
-                                      c.smem_b_kmajor = lb;
-                                      c.prefetch = pf;
-                                      c.unroll = ur;
-                                      c.edge = EdgeMode(ed);
-                                      c.raster = rs;
-                                      const Stage s = first_failing_stage(p, d, dom, options, c);
-                                      if (s == Stage::Count)
-                                        brute.push_back(c);
-                                      else
-                                        rejected[s] += 1;
-                                    }
+                              for (int vs : dom.vec_s)
+                                for (int pf : dom.prefetch)
+                                  for (int ur : dom.unroll)
+                                    for (int ed : dom.edge)
+                                      for (int rs : dom.raster) {
+                                        c.blk_m = bm;
+                                        c.blk_n = bn;
+                                        c.blk_k = bk;
+                                        c.dim_x = dx;
+                                        c.dim_y = dy;
+                                        c.dim_xa = dxa;
+                                        c.dim_xb = dxb;
+                                        c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                        c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                        c.vec_a = va;
+                                        c.vec_b = vb;
+                                        c.stages = st;
+                                        c.pad = pd;
+                                        c.smem_a_kmajor = la;
+                                        c.smem_b_kmajor = lb;
+                                        c.vec_s = vs;
+                                        c.prefetch = pf;
+                                        c.unroll = ur;
+                                        c.edge = EdgeMode(ed);
+                                        c.raster = rs;
+                                        const Stage s = first_failing_stage(p, d, dom, options, c);
+                                        if (s == Stage::Count)
+                                          brute.push_back(c);
+                                        else
+                                          rejected[s] += 1;
+                                      }
     double remaining = f.raw;
     for (const auto& row : f.rows) {
       INFO(stage_name(row.stage));
