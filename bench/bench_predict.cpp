@@ -13,15 +13,8 @@ int main(int argc, char** argv) {
     const char* name;
     Problem p;
   };
-  auto make = [](Precision pr, Op a, Op b, int m, int n, int k) {
-    Problem p;
-    p.precision = pr;
-    p.op_a = a;
-    p.op_b = b;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    return p.normalized();
+  const auto make = [](Precision pr, Op a, Op b, int m, int n, int k) {
+    return make_problem(pr, a, b, m, n, k);
   };
   const Case cases[] = {
       {"sgemm nn 8192^3", make(Precision::S, Op::N, Op::N, 8192, 8192, 8192)},

@@ -73,24 +73,8 @@ int main(int argc, char** argv) {
       HybridOptions o;
       o.budget.seconds = seconds;
       const auto start = std::chrono::steady_clock::now();
-      const TuneResult r = hybrid_tune(p, evaluator, o, [&](const Evaluation& e) {
-        Attempt a;
-        a.device = d.name;
-        a.problem = p;
-        a.config = e.config;
-        a.status = e.status;
-        a.error = e.error;
-        a.median_s = e.time_s;
-        a.min_s = e.min_s;
-        a.max_s = e.max_s;
-        a.repetitions = e.repetitions;
-        a.gflops = e.ok() ? p.flops() / e.time_s * 1e-9 : 0;
-        a.rel_error = e.rel_error;
-        a.registers = e.registers;
-        a.spill_bytes = e.spill_bytes;
-        a.smem_bytes = shared_bytes(e.config, p.precision);
-        db.add(a);
-      });
+      const TuneResult r =
+          hybrid_tune(p, evaluator, o, [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); });
       const double tune_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!r.best) {

@@ -30,30 +30,6 @@ struct TuneArgs {
   double timeout = 60;
 };
 
-Attempt to_attempt(const std::string& device, const Problem& p, const Evaluation& e,
-                   const DeviceSpec& spec) {
-  Attempt a;
-  a.device = device;
-  a.problem = p;
-  a.config = e.config;
-  a.status = e.status;
-  a.error = e.error;
-  a.median_s = e.time_s;
-  a.min_s = e.min_s;
-  a.max_s = e.max_s;
-  a.repetitions = e.repetitions;
-  a.gflops = e.ok() && e.time_s > 0 ? p.flops() / e.time_s * 1e-9 : 0;
-  a.rel_error = e.rel_error;
-  a.registers = e.registers;
-  a.spill_bytes = e.spill_bytes;
-  a.smem_bytes = shared_bytes(e.config, p.precision);
-  try {
-    a.predicted_s = predict(p, spec, e.config, {}, e.registers > 0 ? e.registers : -1).time_s;
-  } catch (const InputError&) {
-  }
-  return a;
-}
-
 // The evaluator: a recording when --replay is given, else the local GPU.
 std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
   if (!a.replay.empty()) {
@@ -111,7 +87,7 @@ void run_tune(const TuneArgs& a) {
   Database db(a.db);
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
-  const EvaluationSink sink = [&](const Evaluation& e) { db.add(to_attempt(d.name, p, e, d)); };
+  const EvaluationSink sink = [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); };
   Budget budget{a.evaluations, a.seconds};
   TuneResult r;
   if (a.strategy == "hybrid") {
@@ -153,7 +129,7 @@ void run_sweep(const TuneArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   int done = 0;
   const EvaluationSink sink = [&](const Evaluation& e) {
-    db.add(to_attempt(d.name, p, e, d));
+    db.add(attempt_from(e, p, d));
     ++done;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -70,6 +70,10 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 };
 
+// A packed problem (leading dimensions = rows), validated.
+Problem make_problem(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int64_t batch = 1);
+
 // ---------------------------------------------------------------- kernel configuration
 
 enum class EdgeMode : std::uint8_t { Predicate = 0, Redirect = 1 };

@@ -144,6 +144,19 @@ void Problem::validate() const {
   }
 }
 
+Problem make_problem(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int64_t batch) {
+  Problem p;
+  p.precision = precision;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  return p.normalized();
+}
+
 std::string Problem::shape_id() const {
   std::ostringstream s;
   s << char(std::tolower(to_char(precision))) << '_' << char(std::tolower(to_char(op_a)))

@@ -94,8 +94,10 @@ struct GpuSession::Impl {
     const TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
     cublasHandle_t h = cublas->get();
     check(cublasSetStream(h, stream->get()), "cublasSetStream");
-    // FP32 as written, no TF32: the reference and the baseline are IEEE fp32.
-    check(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode");
+    // Single precision as written (pedantic: no TF32); double precision in cuBLAS's default
+    // mode, which uses the FP64 tensor cores: the baseline a user actually gets.
+    check(cublasSetMathMode(h, is_double(p.precision) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
+          "cublasSetMathMode");
     const auto ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
     const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb),
               ldc = int(p.ldc);

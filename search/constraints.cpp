@@ -86,6 +86,11 @@ double raw_register_estimate(const KernelConfig& c, Precision p) {
   return r;
 }
 
+int clamp_registers(double raw, const KernelConfig& c) {
+  return std::clamp(int(std::ceil(raw)), 16,
+                    std::min(255, (65536 / std::max(c.threads(), 1)) & ~7));
+}
+
 double fmas_per_load(const KernelConfig& c) {
   return double(c.blk_m) * c.blk_n / double(c.blk_m + c.blk_n);
 }

@@ -21,6 +21,8 @@ bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 double raw_register_estimate(const KernelConfig& c, Precision p);
+// What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].
+int clamp_registers(double raw, const KernelConfig& c);
 double fmas_per_load(const KernelConfig& c);
 bool tile_fits(const KernelConfig& c, const Problem& p);
 bool reads_coalesced(const KernelConfig& c, const Problem& p);

@@ -33,6 +33,20 @@ struct Walker {
   std::vector<double> bank_cost;
   bool bank_cost_ready = false;
   double bank_cost_min = 0;
+  // Per tiling: the raw register estimate depends only on the tiling and the prefetch mode.
+  std::array<double, 4> regs_raw{};
+  std::array<bool, 4> regs_ready{};
+
+  double raw_registers(const KernelConfig& c) {
+    if (c.prefetch < 0 || c.prefetch > 3)
+      return detail::raw_register_estimate(c, ctx.problem.precision);
+    const size_t i = size_t(c.prefetch);
+    if (!regs_ready[i]) {
+      regs_raw[i] = detail::raw_register_estimate(c, ctx.problem.precision);
+      regs_ready[i] = true;
+    }
+    return regs_raw[i];
+  }
 
   // Tests stages from `first` on while they are decidable at `level`. Returns the first stage
   // left undecided, or -1 after counting the subtree against a failing stage.
@@ -95,9 +109,9 @@ struct Walker {
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
-        return detail::raw_register_estimate(c, p.precision) <= detail::register_limit(c, d);
+        return raw_registers(c) <= detail::register_limit(c, d);
       case Stage::RegistersPerBlock:
-        return detail::raw_register_estimate(c, p.precision) * c.threads() <= d.regs_per_block;
+        return raw_registers(c) * c.threads() <= d.regs_per_block;
       case Stage::ThreadCount:
         return c.threads() >= ctx.min_threads && c.threads() <= ctx.max_threads;
       case Stage::FmasPerLoad:
@@ -107,7 +121,7 @@ struct Walker {
       case Stage::CoalescedReads:
         return detail::reads_coalesced(c, p);
       case Stage::MinOccupancy: {
-        const int regs = estimate_registers(c, p.precision, default_register_model());
+        const int regs = detail::clamp_registers(raw_registers(c), c);
         const Occupancy o = occupancy(d, c.threads(), regs, shared_bytes(c, p.precision));
         return o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy;
       }
@@ -137,6 +151,7 @@ struct Walker {
     int s1 = test(c, 0, 1, sub1);
     if (s1 < 0) return;
     bank_cost_ready = false;
+    regs_ready.fill(false);
     const double sub2 =
         double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() * dom.raster.size());
     const double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size());

@@ -78,6 +78,24 @@ std::string str(char c) {
   return std::string(1, c);
 }
 
+// The 14 problem columns (precision .. beta_im) starting at column `first`.
+Problem read_problem(const Statement& s, int first) {
+  Problem p;
+  p.precision = parse_precision(s.text(first));
+  p.op_a = parse_op(s.text(first + 1));
+  p.op_b = parse_op(s.text(first + 2));
+  p.m = s.integer(first + 3);
+  p.n = s.integer(first + 4);
+  p.k = s.integer(first + 5);
+  p.lda = s.integer(first + 6);
+  p.ldb = s.integer(first + 7);
+  p.ldc = s.integer(first + 8);
+  p.batch = s.integer(first + 9);
+  p.alpha = {s.real(first + 10), s.real(first + 11)};
+  p.beta = {s.real(first + 12), s.real(first + 13)};
+  return p;
+}
+
 }  // namespace
 
 struct Database::Impl {
@@ -299,19 +317,7 @@ std::vector<Attempt> Database::attempts(const std::string& device,
   while (s.step()) {
     Attempt a;
     a.device = s.text(0);
-    Problem& p = a.problem;
-    p.precision = parse_precision(s.text(1));
-    p.op_a = parse_op(s.text(2));
-    p.op_b = parse_op(s.text(3));
-    p.m = s.integer(4);
-    p.n = s.integer(5);
-    p.k = s.integer(6);
-    p.lda = s.integer(7);
-    p.ldb = s.integer(8);
-    p.ldc = s.integer(9);
-    p.batch = s.integer(10);
-    p.alpha = {s.real(11), s.real(12)};
-    p.beta = {s.real(13), s.real(14)};
+    a.problem = read_problem(s, 1);
     a.config = KernelConfig::parse(s.text(15));
     a.status = s.text(16);
     a.error = s.text(17);
@@ -343,20 +349,7 @@ std::vector<Problem> Database::problems(const std::string& device) const {
   s.bind(1, device);
   std::vector<Problem> out;
   while (s.step()) {
-    Problem p;
-    p.precision = parse_precision(s.text(0));
-    p.op_a = parse_op(s.text(1));
-    p.op_b = parse_op(s.text(2));
-    p.m = s.integer(3);
-    p.n = s.integer(4);
-    p.k = s.integer(5);
-    p.lda = s.integer(6);
-    p.ldb = s.integer(7);
-    p.ldc = s.integer(8);
-    p.batch = s.integer(9);
-    p.alpha = {s.real(10), s.real(11)};
-    p.beta = {s.real(12), s.real(13)};
-    out.push_back(p);
+    out.push_back(read_problem(s, 0));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "search/search.hpp"
 
 namespace gemmtune {
 
@@ -32,6 +33,9 @@ struct Attempt {
   double predicted_s = 0;     // the model's time when the attempt was made
   std::string created_at;     // filled by the store
 };
+
+// The attempt to store for one evaluation (GFLOP/s, shared memory and the model's time filled in).
+Attempt attempt_from(const Evaluation& e, const Problem& problem, const DeviceSpec& device);
 
 struct CsvImportReport {
   int imported = 0;

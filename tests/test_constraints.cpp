@@ -7,15 +7,10 @@ using namespace gemmtune;
 
 static Problem problem(Precision pr, Op a, Op b, std::int64_t m, std::int64_t n, std::int64_t k,
                        std::int64_t lda = 0) {
-  Problem p;
-  p.precision = pr;
-  p.op_a = a;
-  p.op_b = b;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.lda = lda;
-  return p.normalized();
+  Problem p = make_problem(pr, a, b, m, n, k);
+  if (lda) p.lda = lda;
+  p.validate();
+  return p;
 }
 
 static KernelConfig good() {

@@ -33,16 +33,8 @@ std::vector<std::pair<Op, Op>> op_shapes(Precision p) {
 
 Problem make(Precision pr, Op a, Op b, std::int64_t m, std::int64_t n, std::int64_t k,
              std::int64_t pad_ld = 0, std::int64_t batch = 1, double beta = 0.0) {
-  Problem p;
-  p.precision = pr;
-  p.op_a = a;
-  p.op_b = b;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
+  Problem p = make_problem(pr, a, b, m, n, k, batch);
   p.beta = {beta, 0.0};
-  p = p.normalized();
   p.lda += pad_ld;
   p.ldb += pad_ld;
   p.ldc += pad_ld;

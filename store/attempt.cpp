@@ -1,0 +1,31 @@
+// Evaluation -> Attempt: what a tuning run stores for each measurement.
+#include "model/model.hpp"
+#include "store/store.hpp"
+
+namespace gemmtune {
+
+Attempt attempt_from(const Evaluation& e, const Problem& p, const DeviceSpec& device) {
+  Attempt a;
+  a.device = device.name;
+  a.problem = p;
+  a.config = e.config;
+  a.status = e.status;
+  a.error = e.error;
+  a.median_s = e.time_s;
+  a.min_s = e.min_s;
+  a.max_s = e.max_s;
+  a.repetitions = e.repetitions;
+  a.gflops = e.ok() && e.time_s > 0 ? p.flops() / e.time_s * 1e-9 : 0;
+  a.rel_error = e.rel_error;
+  a.registers = e.registers;
+  a.spill_bytes = e.spill_bytes;
+  a.smem_bytes = shared_bytes(e.config, p.precision);
+  try {
+    a.predicted_s = predict(p, device, e.config, {}, e.registers > 0 ? e.registers : -1).time_s;
+  } catch (const InputError&) {
+    // The compiled kernel cannot be resident with its real registers: no prediction to keep.
+  }
+  return a;
+}
+
+}  // namespace gemmtune
