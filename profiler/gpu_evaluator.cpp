@@ -16,10 +16,14 @@ namespace gemmtune {
 using nlohmann::json;
 
 GpuEvaluator::GpuEvaluator(std::string executable, TimingOptions timing, double timeout_s)
+    : GpuEvaluator(std::move(executable), query_local_device(), timing, timeout_s) {}
+
+GpuEvaluator::GpuEvaluator(std::string executable, DeviceSpec device, TimingOptions timing,
+                           double timeout_s)
     : executable_(std::move(executable)),
       timing_(timing),
       timeout_s_(timeout_s),
-      device_(query_local_device()),
+      device_(std::move(device)),
       cache_(CompileCache::default_directory()) {
   signal(SIGPIPE, SIG_IGN);  // a dead worker must not kill the tuner on the next write
 }
@@ -35,6 +39,7 @@ void GpuEvaluator::start_worker() {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    setpgid(0, 0);  // its own process group: a kill reaches whatever the worker started
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
     execl(executable_.c_str(), executable_.c_str(), "worker", static_cast<char*>(nullptr));
@@ -42,6 +47,7 @@ void GpuEvaluator::start_worker() {
   }
   close(in[0]);
   close(out[1]);
+  setpgid(pid, pid);  // also here, so the group exists before any kill, whichever runs first
   pid_ = pid;
   to_worker_ = in[1];
   from_worker_ = out[0];
@@ -52,7 +58,7 @@ void GpuEvaluator::stop_worker() {
   if (pid_ < 0) return;
   close(to_worker_);
   close(from_worker_);
-  kill(pid_, SIGKILL);
+  kill(-pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = to_worker_ = from_worker_ = -1;
 }

@@ -159,6 +159,9 @@ int run_worker(std::FILE* in, std::FILE* out);
 class GpuEvaluator : public Evaluator {
  public:
   GpuEvaluator(std::string executable, TimingOptions timing = {}, double timeout_s = 60);
+  // With a given device description: the worker is any program that speaks the protocol
+  // (tests drive the isolation logic with a scripted one, no GPU needed).
+  GpuEvaluator(std::string executable, DeviceSpec device, TimingOptions timing, double timeout_s);
   ~GpuEvaluator() override;
   GpuEvaluator(const GpuEvaluator&) = delete;
   GpuEvaluator& operator=(const GpuEvaluator&) = delete;
