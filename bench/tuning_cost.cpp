@@ -45,15 +45,11 @@ int main(int argc, char** argv) {
     const DeviceSpec device = find_builtin_device(gpu);
     std::ifstream in(argv[1]);
     if (!in) throw InputError(std::string("cannot read '") + argv[1] + "'");
-    std::string header_line, line;
-    std::getline(in, header_line);
-    std::vector<std::string> header;
-    std::stringstream hs(header_line);
-    for (std::string f; std::getline(hs, f, ',');) header.push_back(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    CsvImportReport report;
     std::map<std::string, std::pair<Problem, std::vector<Evaluation>>> by_problem;
-    for (int number = 2; std::getline(in, line); ++number) {
-      if (line.empty()) continue;
-      const Attempt a = parse_csv_row(line, header);
+    for (const Attempt& a : read_attempts_csv(text.str(), report)) {
       auto& slot = by_problem[a.problem.shape_id() + "_" + std::to_string(a.problem.lda)];
       slot.first = a.problem;
       Evaluation e;
@@ -63,6 +59,7 @@ int main(int argc, char** argv) {
       e.registers = a.registers;
       slot.second.push_back(e);
     }
+    for (const auto& why : report.rejected) std::fprintf(stderr, "left out %s\n", why.c_str());
     std::printf("%-30s %7s %10s %10s %8s %10s %8s\n", "problem", "space", "hybrid97", "random97",
                 "reached", "hyb_evals", "model1");
     for (auto& [key, entry] : by_problem) {

@@ -37,16 +37,9 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
     if (!in) throw InputError("cannot read the replay file '" + a.replay + "'");
     std::stringstream text;
     text << in.rdbuf();
-    std::istringstream lines(text.str());
-    std::string line, header_line;
-    std::getline(lines, header_line);
-    std::vector<std::string> header;
-    std::stringstream hs(header_line);
-    for (std::string f; std::getline(hs, f, ',');) header.push_back(f);
+    CsvImportReport report;
     std::vector<Evaluation> recorded;
-    while (std::getline(lines, line)) {
-      if (line.empty()) continue;
-      const Attempt at = parse_csv_row(line, header);
+    for (const Attempt& at : read_attempts_csv(text.str(), report)) {
       if (!(at.problem == p)) continue;
       Evaluation e;
       e.config = at.config;
@@ -56,6 +49,9 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
       e.registers = at.registers;
       recorded.push_back(e);
     }
+    if (!report.rejected.empty())
+      std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
+                   report.rejected.size(), report.rejected.front().c_str());
     if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
     return std::make_unique<ReplayEvaluator>(find_builtin_device(a.gpu), recorded);
   }

@@ -44,6 +44,9 @@ struct BankProfile {
 };
 BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
 
+// Shared-memory wavefronts one warp issues in one K step: compute-loop reads plus tile stores.
+double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& bank);
+
 // Registers per thread before compiling: a linear model of the live values of the template,
 // fitted by least squares on compiled samples (fit_register_model).
 struct RegisterModel {

@@ -94,9 +94,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double fma_iter = double(c.blk_m) * c.blk_n * c.blk_k * fpm / lanes;
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  const double smem_iter =
-      warps_per_block * (c.blk_k * (c.thr_m() * bank.read_a + c.thr_n() * bank.read_b) / c.vec_s +
-                         loads_a * bank.store_a + loads_b * bank.store_b);
+  const double smem_iter = warps_per_block * warp_smem_wavefronts_per_step(c, bank);
   // Every warp instruction takes an issue slot: one per clock in each of 4 sub-partitions.
   // FFMA and scalar LDS compete for them, which caps SIMT GEMM below the FMA peak.
   const double fma_instr = double(c.thr_m()) * c.thr_n() * fpm;

@@ -82,6 +82,13 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   return b;
 }
 
+double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b) {
+  const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
+  const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
+  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + loads_a * b.store_a +
+         loads_b * b.store_b;
+}
+
 std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
   const double rw = element_bytes(p) / 4.0;
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();

@@ -121,11 +121,7 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
 }
 
 double smem_cost(const KernelConfig& c, const Problem& p) {
-  const BankProfile b = bank_profile(c, p.precision, p.op_a, p.op_b);
-  const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
-  const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + loads_a * b.store_a +
-         loads_b * b.store_b;
+  return warp_smem_wavefronts_per_step(c, bank_profile(c, p.precision, p.op_a, p.op_b));
 }
 
 }  // namespace detail

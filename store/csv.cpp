@@ -143,4 +143,23 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   return a;
 }
 
+std::vector<Attempt> read_attempts_csv(const std::string& text, CsvImportReport& report) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line)) throw InputError("CSV is empty: expected a header line");
+  const std::vector<std::string> header = split_csv(line);
+  std::vector<Attempt> good;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line == "\r") continue;
+    try {
+      good.push_back(parse_csv_row(line, header));
+    } catch (const InputError& e) {
+      report.rejected.push_back("line " + std::to_string(number) + ": " + e.what());
+    }
+  }
+  return good;
+}
+
 }  // namespace gemmtune

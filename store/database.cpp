@@ -418,29 +418,7 @@ std::string Database::export_json(const std::string& device) const {
 
 CsvImportReport Database::import_csv(const std::string& text) {
   CsvImportReport report;
-  std::istringstream in(text);
-  std::string line;
-  if (!std::getline(in, line)) throw InputError("CSV is empty: expected a header line");
-  std::vector<std::string> header;
-  {
-    std::string field;
-    std::istringstream h(line);
-    while (std::getline(h, field, ',')) {
-      if (!field.empty() && field.back() == '\r') field.pop_back();
-      header.push_back(field);
-    }
-  }
-  std::vector<Attempt> good;
-  int number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty() || line == "\r") continue;
-    try {
-      good.push_back(parse_csv_row(line, header));
-    } catch (const InputError& e) {
-      report.rejected.push_back("line " + std::to_string(number) + ": " + e.what());
-    }
-  }
+  const std::vector<Attempt> good = read_attempts_csv(text, report);
   add_all(good);
   report.imported = int(good.size());
   return report;

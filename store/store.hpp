@@ -83,6 +83,9 @@ class Database {
   std::unique_ptr<Impl> impl_;
 };
 
+// Every row of an attempts CSV (header first): good rows returned, bad ones reported.
+std::vector<Attempt> read_attempts_csv(const std::string& text, CsvImportReport& report);
+
 std::string csv_header();
 std::string to_csv_row(const Attempt& a);
 Attempt parse_csv_row(const std::string& line,
