@@ -52,12 +52,7 @@ int main(int argc, char** argv) {
     for (const Attempt& a : read_attempts_csv(text.str(), report)) {
       auto& slot = by_problem[a.problem.shape_id() + "_" + std::to_string(a.problem.lda)];
       slot.first = a.problem;
-      Evaluation e;
-      e.config = a.config;
-      e.status = a.status;
-      e.time_s = a.median_s;
-      e.registers = a.registers;
-      slot.second.push_back(e);
+      slot.second.push_back(evaluation_from(a));
     }
     for (const auto& why : report.rejected) std::fprintf(stderr, "left out %s\n", why.c_str());
     std::printf("%-30s %7s %10s %10s %8s %10s %8s\n", "problem", "space", "hybrid97", "random97",

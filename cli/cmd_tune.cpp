@@ -40,14 +40,7 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
     CsvImportReport report;
     std::vector<Evaluation> recorded;
     for (const Attempt& at : read_attempts_csv(text.str(), report)) {
-      if (!(at.problem == p)) continue;
-      Evaluation e;
-      e.config = at.config;
-      e.status = at.status;
-      e.error = at.error;
-      e.time_s = at.median_s;
-      e.registers = at.registers;
-      recorded.push_back(e);
+      if (at.problem == p) recorded.push_back(evaluation_from(at));
     }
     if (!report.rejected.empty())
       std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
@@ -110,7 +103,7 @@ void run_sweep(const TuneArgs& a) {
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
   // Resumable: whatever the store already has for this problem is skipped.
-  std::vector<KernelConfig> todo;
+  std::vector<KernelConfig> to_measure;
   int skipped = 0;
   for (const auto& c : pruned_space(p, d)) {
     if (!evaluator->can_evaluate(c)) continue;
@@ -118,8 +111,8 @@ void run_sweep(const TuneArgs& a) {
       ++skipped;
       continue;
     }
-    todo.push_back(c);
-    if (a.limit > 0 && int(todo.size()) >= a.limit) break;
+    to_measure.push_back(c);
+    if (a.limit > 0 && int(to_measure.size()) >= a.limit) break;
   }
   const bool tty = isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
@@ -129,21 +122,21 @@ void run_sweep(const TuneArgs& a) {
     ++done;
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double eta = elapsed / done * double(todo.size() - size_t(done));
+    const double eta = elapsed / done * double(to_measure.size() - size_t(done));
     if (tty) {
-      const int width = 30, filled = int(width * done / std::max<size_t>(1, todo.size()));
+      const int width = 30, filled = int(width * done / std::max<size_t>(1, to_measure.size()));
       std::fprintf(stderr, "\r[%s%s] %d/%zu  %.0f s elapsed, ETA %.0f s ",
                    std::string(size_t(filled), '#').c_str(),
-                   std::string(size_t(width - filled), '.').c_str(), done, todo.size(), elapsed,
-                   eta);
-    } else if (done % 25 == 0 || size_t(done) == todo.size()) {
-      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, todo.size(), elapsed,
-                   eta);
+                   std::string(size_t(width - filled), '.').c_str(), done, to_measure.size(),
+                   elapsed, eta);
+    } else if (done % 25 == 0 || size_t(done) == to_measure.size()) {
+      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, to_measure.size(),
+                   elapsed, eta);
     }
   };
   std::fprintf(stderr, "sweep of %s: %zu to measure, %d already stored\n", p.shape_id().c_str(),
-               todo.size(), skipped);
-  const TuneResult r = sweep(p, *evaluator, todo, Budget{a.evaluations, a.seconds}, sink);
+               to_measure.size(), skipped);
+  const TuneResult r = sweep(p, *evaluator, to_measure, Budget{a.evaluations, a.seconds}, sink);
   if (tty) std::fprintf(stderr, "\n");
   report(p, r, "sweep");
 }

@@ -1,6 +1,20 @@
 #include "profiler/cuda_handles.hpp"
 
+#include <cstring>
+
 namespace gemmtune::gpu {
+
+TypedScalar typed(Scalar s, Precision p) {
+  TypedScalar t;
+  if (is_double(p)) {
+    const double v[2] = {s.re, s.im};
+    std::memcpy(t.bytes, v, is_complex(p) ? 16 : 8);
+  } else {
+    const float v[2] = {float(s.re), float(s.im)};
+    std::memcpy(t.bytes, v, is_complex(p) ? 8 : 4);
+  }
+  return t;
+}
 
 bool is_sticky(cudaError_t e) {
   switch (e) {

@@ -11,7 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "core/core.hpp"
+
 namespace gemmtune::gpu {
+
+// A scalar in the kernel's (and cuBLAS's) own type, 16-byte aligned for a launch argument.
+struct alignas(16) TypedScalar {
+  unsigned char bytes[16] = {};
+};
+TypedScalar typed(Scalar s, Precision p);
 
 // A CUDA error after which the context is unusable (illegal address, launch failure, ...).
 struct StickyError : std::runtime_error {

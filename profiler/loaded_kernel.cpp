@@ -35,22 +35,11 @@ void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* 
   int M = int(p.m), N = int(p.n), K = int(p.k);
   long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(),
             sc = p.stride_c();
-  alignas(16) unsigned char alpha[16] = {}, beta[16] = {};
-  auto put = [&](unsigned char* dst, Scalar s) {
-    if (is_double(precision_)) {
-      const double v[2] = {s.re, s.im};
-      std::memcpy(dst, v, is_complex(precision_) ? 16 : 8);
-    } else {
-      const float v[2] = {float(s.re), float(s.im)};
-      std::memcpy(dst, v, is_complex(precision_) ? 8 : 4);
-    }
-  };
-  put(alpha, p.alpha);
-  put(beta, p.beta);
+  gpu::TypedScalar alpha = gpu::typed(p.alpha, precision_), beta = gpu::typed(p.beta, precision_);
   const void* A = a;
   const void* B = b;
   void* C = c;
-  void* args[] = {&M, &N, &K, alpha, &A, &lda, &sa, &B, &ldb, &sb, beta, &C, &ldc, &sc};
+  void* args[] = {&M, &N, &K, alpha.bytes, &A, &lda, &sa, &B, &ldb, &sb, beta.bytes, &C, &ldc, &sc};
   gpu::check(gpu::DriverApi::get().launch_kernel(impl_->module->function(), unsigned(tiles), 1,
                                                  unsigned(p.batch), unsigned(k.threads()), 1, 1,
                                                  unsigned(impl_->smem),

@@ -72,7 +72,6 @@ DeviceSpec query_local_device();  // throws InputError when there is no GPU
 // How an attempt ended, as the seeds classify failures.
 enum class Status { Ok, CompileError, LaunchError, ExecuteError, Wrong, Timeout };
 const char* to_string(Status s);
-Status parse_status(std::string_view text);
 
 struct TimingOptions {
   int warmup = 3;
@@ -87,7 +86,6 @@ struct Measurement {
   int repetitions = 0;
   double gflops = 0;     // from the median
   double rel_error = 0;  // ||C - C_cublas||_F / ||C_cublas||_F
-  bool verified = false;
 };
 
 // Relative-error threshold per precision for agreement with cuBLAS.

@@ -32,13 +32,6 @@ const char* to_string(Status s) {
   return "?";
 }
 
-Status parse_status(std::string_view text) {
-  for (Status s : {Status::Ok, Status::CompileError, Status::LaunchError, Status::ExecuteError,
-                   Status::Wrong, Status::Timeout})
-    if (text == to_string(s)) return s;
-  throw InputError("unknown status '" + std::string(text) + "'");
-}
-
 double verify_tolerance(Precision p) {
   return is_double(p) ? 1e-11 : 5e-5;
 }
@@ -52,22 +45,6 @@ size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, Prec
 
 cublasOperation_t to_cublas(Op op) {
   return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C;
-}
-
-// A scalar in the kernel's own type, 16-byte aligned for the launch parameter buffer.
-struct alignas(16) TypedScalar {
-  unsigned char bytes[16] = {};
-};
-TypedScalar typed(Scalar s, Precision p) {
-  TypedScalar t;
-  if (is_double(p)) {
-    const double v[2] = {s.re, s.im};
-    std::memcpy(t.bytes, v, is_complex(p) ? 16 : 8);
-  } else {
-    const float v[2] = {float(s.re), float(s.im)};
-    std::memcpy(t.bytes, v, is_complex(p) ? 8 : 4);
-  }
-  return t;
 }
 
 }  // namespace
@@ -91,7 +68,8 @@ struct GpuSession::Impl {
 
   // cuBLAS in p.precision on the given buffers.
   void cublas_gemm(const Problem& p, const void* a_ptr, const void* b_ptr, const void* c_in_out) {
-    const TypedScalar alpha = typed(p.alpha, p.precision), beta = typed(p.beta, p.precision);
+    const gpu::TypedScalar alpha = gpu::typed(p.alpha, p.precision),
+                           beta = gpu::typed(p.beta, p.precision);
     cublasHandle_t h = cublas->get();
     check(cublasSetStream(h, stream->get()), "cublasSetStream");
     // Single precision as written (pedantic: no TF32); double precision in cuBLAS's default
@@ -336,7 +314,6 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
     }
     check(cudaStreamSynchronize(s.stream->get()), "kernel execution");
     m.rel_error = s.relative_error(p);
-    m.verified = true;
     if (!(m.rel_error <= verify_tolerance(p.precision))) {
       m.status = Status::Wrong;
       m.error = std::isnan(m.rel_error)
@@ -365,7 +342,6 @@ Measurement GpuSession::measure_cublas(const Problem& p, const TimingOptions& ti
   s.cublas_gemm(p, s.c.get());
   check(cudaStreamSynchronize(s.stream->get()), "cuBLAS");
   m.rel_error = s.relative_error(p);
-  m.verified = true;
   s.time(timing, m, p.flops(), [&] { s.cublas_gemm(p, s.c.get()); });
   return m;
 }

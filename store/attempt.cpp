@@ -28,4 +28,19 @@ Attempt attempt_from(const Evaluation& e, const Problem& p, const DeviceSpec& de
   return a;
 }
 
+Evaluation evaluation_from(const Attempt& a) {
+  Evaluation e;
+  e.config = a.config;
+  e.status = a.status;
+  e.error = a.error;
+  e.time_s = a.median_s;
+  e.min_s = a.min_s;
+  e.max_s = a.max_s;
+  e.repetitions = a.repetitions;
+  e.rel_error = a.rel_error;
+  e.registers = a.registers;
+  e.spill_bytes = a.spill_bytes;
+  return e;
+}
+
 }  // namespace gemmtune

@@ -36,6 +36,8 @@ struct Attempt {
 
 // The attempt to store for one evaluation (GFLOP/s, shared memory and the model's time filled in).
 Attempt attempt_from(const Evaluation& e, const Problem& problem, const DeviceSpec& device);
+// The other way: what a replay answers for a recorded attempt.
+Evaluation evaluation_from(const Attempt& a);
 
 struct CsvImportReport {
   int imported = 0;
