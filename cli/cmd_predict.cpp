@@ -13,7 +13,7 @@ struct PredictArgs {
   ProblemOptions problem;
   GpuOption gpu;
   int top = 10;
-  std::string format = "table";
+  std::string format = "table", domain = "full";
 };
 
 nlohmann::json to_json(const Ranked& r, int rank) {
@@ -45,7 +45,7 @@ void run(const PredictArgs& a) {
   const Problem problem = a.problem.problem();
   const DeviceSpec device = a.gpu.device();
   const Format format = parse_format(a.format);
-  const Ranking r = rank_space(problem, device, a.top);
+  const Ranking r = rank_space(problem, device, a.top, {}, SpaceDomain::named(a.domain));
   if (r.top.empty())
     throw InputError("no configuration of the space survives the constraints for " +
                      problem.shape_id() + " on " + device.name);
@@ -97,6 +97,7 @@ void register_predict(CLI::App& app) {
   add_gpu_option(*cmd, args->gpu);
   cmd->add_option("--top,-t", args->top, "how many configurations to print")->capture_default_str();
   add_format_option(*cmd, args->format);
+  add_domain_option(*cmd, args->domain);
   cmd->callback([args] { run(*args); });
 }
 

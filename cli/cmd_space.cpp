@@ -13,7 +13,7 @@ struct SpaceArgs {
   ProblemOptions problem;
   GpuOption gpu;
   std::vector<std::string> disable;
-  std::string format = "table";
+  std::string format = "table", domain = "full";
   bool list = false;
 };
 
@@ -25,7 +25,7 @@ void run(const SpaceArgs& a) {
   for (const auto& name : a.disable) options.enabled[size_t(parse_stage(name))] = false;
   std::vector<KernelConfig> kept;
   const Funnel f =
-      enumerate_space(problem, device, SpaceDomain{}, options, [&](const KernelConfig& c) {
+      enumerate_space(problem, device, SpaceDomain::named(a.domain), options, [&](const KernelConfig& c) {
         if (a.list) kept.push_back(c);
       });
   if (format == Format::Json) {
@@ -61,6 +61,7 @@ void register_space(CLI::App& app) {
   cmd->add_option("--disable", args->disable, "constraint stages to switch off (by name)");
   cmd->add_flag("--list", args->list, "also print every surviving configuration id");
   add_format_option(*cmd, args->format);
+  add_domain_option(*cmd, args->domain);
   cmd->callback([args] { run(*args); });
 }
 

@@ -1,10 +1,12 @@
 // gemmtune tune / sweep: measure on the local GPU (or replay a recording), store every attempt.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <sstream>
 
 #include "cli/options.hpp"
@@ -21,12 +23,14 @@ struct TuneArgs {
   std::string replay;            // CSV of recorded attempts
   std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
   std::string strategy = "hybrid";
+  std::string domain = "full";
   int evaluations = 0;
   double seconds = 60;
   int compile_top = 64, measure_top = 8;
   int repetitions = 20;
   unsigned seed = 1;
   int limit = 0;
+  int sample = 0;  // sweep: a uniformly random subset of this size (0: every configuration)
   double timeout = 60;
 };
 
@@ -84,10 +88,11 @@ void run_tune(const TuneArgs& a) {
     o.compile_top = a.compile_top;
     o.measure_top = a.measure_top;
     o.budget = budget;
+    o.domain = SpaceDomain::named(a.domain);
     r = hybrid_tune(p, *evaluator, o, sink);
   } else if (a.strategy == "random") {
     std::vector<KernelConfig> configs;
-    for (const auto& c : pruned_space(p, d))
+    for (const auto& c : pruned_space(p, d, SpaceDomain::named(a.domain)))
       if (evaluator->can_evaluate(c)) configs.push_back(c);
     r = random_search(p, *evaluator, configs, a.seed, budget, sink);
   } else {
@@ -105,7 +110,15 @@ void run_sweep(const TuneArgs& a) {
   // Resumable: whatever the store already has for this problem is skipped.
   std::vector<KernelConfig> to_measure;
   int skipped = 0;
-  for (const auto& c : pruned_space(p, d)) {
+  std::vector<KernelConfig> space = pruned_space(p, d, SpaceDomain::named(a.domain));
+  const size_t space_size = space.size();
+  if (a.sample > 0 && size_t(a.sample) < space.size()) {
+    // The same seed picks the same subset, so an interrupted sampled sweep resumes.
+    std::mt19937 rng(a.seed);
+    std::shuffle(space.begin(), space.end(), rng);
+    space.resize(size_t(a.sample));
+  }
+  for (const auto& c : space) {
     if (!evaluator->can_evaluate(c)) continue;
     if (db.has(d.name, p, c)) {
       ++skipped;
@@ -134,8 +147,11 @@ void run_sweep(const TuneArgs& a) {
                    elapsed, eta);
     }
   };
-  std::fprintf(stderr, "sweep of %s: %zu to measure, %d already stored\n", p.shape_id().c_str(),
-               to_measure.size(), skipped);
+  std::fprintf(
+      stderr, "sweep of %s (%s domain, %zu configurations%s): %zu to measure, %d already stored\n",
+      p.shape_id().c_str(), a.domain.c_str(), space_size,
+      space.size() < space_size ? (", a sample of " + std::to_string(space.size())).c_str() : "",
+      to_measure.size(), skipped);
   const TuneResult r = sweep(p, *evaluator, to_measure, Budget{a.evaluations, a.seconds}, sink);
   if (tty) std::fprintf(stderr, "\n");
   report(p, r, "sweep");
@@ -153,6 +169,7 @@ void add_common(CLI::App& cmd, TuneArgs& a) {
   cmd.add_option("--timeout", a.timeout,
                  "seconds one measurement may take before its worker is killed")
       ->capture_default_str();
+  add_domain_option(cmd, a.domain);
 }
 
 }  // namespace
@@ -178,6 +195,9 @@ void register_tune(CLI::App& app) {
   add_common(*sw, *b);
   sw->add_option("--seconds", b->seconds, "time budget (0: none)")->capture_default_str();
   sw->add_option("--limit", b->limit, "measure at most this many new configurations");
+  sw->add_option("--sample", b->sample,
+                 "measure a uniformly random subset of this many configurations (0: all)");
+  sw->add_option("--seed", b->seed, "seed of --sample")->capture_default_str();
   sw->callback([b] { run_sweep(*b); });
 
   auto* worker =

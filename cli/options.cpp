@@ -59,6 +59,12 @@ void add_gpu_option(CLI::App& app, GpuOption& o) {
       ->capture_default_str();
 }
 
+void add_domain_option(CLI::App& app, std::string& domain) {
+  app.add_option("--domain", domain,
+                 "parameter values enumerated: full, or compact (small enough to sweep)")
+      ->capture_default_str();
+}
+
 Format parse_format(const std::string& text) {
   if (text == "table") return Format::Table;
   if (text == "json") return Format::Json;

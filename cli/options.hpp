@@ -22,6 +22,9 @@ struct GpuOption {
 };
 void add_gpu_option(CLI::App& app, GpuOption& o);
 
+// --domain: which value set the space is enumerated over (SpaceDomain::named).
+void add_domain_option(CLI::App& app, std::string& domain);
+
 enum class Format { Table, Json, Csv };
 Format parse_format(const std::string& text);
 void add_format_option(CLI::App& app, std::string& format);

@@ -187,6 +187,24 @@ struct Walker {
 
 }  // namespace
 
+SpaceDomain SpaceDomain::named(const std::string& name) {
+  SpaceDomain d;
+  if (name == "full") return d;
+  if (name != "compact")
+    throw InputError("space domain '" + name + "' is not one of full, compact");
+  d.blk_m = {32, 64, 128, 256};
+  d.blk_n = {32, 64, 128, 256};
+  d.blk_k = {8, 16, 32};
+  d.dim_x = {8, 16, 32};
+  d.dim_y = {8, 16, 32};
+  d.vec_a = {1, 4};
+  d.vec_b = {1, 4};
+  d.prefetch = {0, 3};
+  d.vec_s = {1, 4};
+  d.stages = {2};
+  return d;
+}
+
 double SpaceDomain::tiling_count() const {
   return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
          dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size();

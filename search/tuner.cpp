@@ -83,8 +83,19 @@ TuneResult sweep(const Problem& problem, Evaluator& evaluator,
                  const std::vector<KernelConfig>& configs, const Budget& budget,
                  const EvaluationSink& sink) {
   Run run{problem, evaluator, budget, sink, {}, Clock::now(), {}};
-  for (const auto& c : configs)
-    if (!run.measure(c)) return run.finish();
+  // Compiling ahead in chunks lets the evaluator use every core, where measuring one by one
+  // would compile serially; a chunk is small so a time budget wastes little compilation.
+  constexpr size_t kChunk = 64;
+  for (size_t first = 0; first < configs.size(); first += kChunk) {
+    const std::vector<KernelConfig> chunk(
+        configs.begin() + std::ptrdiff_t(first),
+        configs.begin() + std::ptrdiff_t(std::min(configs.size(), first + kChunk)));
+    if (run.exhausted()) return run.finish();
+    run.result.compiled += int(chunk.size());
+    evaluator.compile(problem, chunk);
+    for (const auto& c : chunk)
+      if (!run.measure(c)) return run.finish();
+  }
   run.result.stopped_by = "space exhausted";
   return run.finish();
 }
