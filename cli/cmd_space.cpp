@@ -24,10 +24,10 @@ void run(const SpaceArgs& a) {
   ConstraintOptions options;
   for (const auto& name : a.disable) options.enabled[size_t(parse_stage(name))] = false;
   std::vector<KernelConfig> kept;
-  const Funnel f =
-      enumerate_space(problem, device, SpaceDomain::named(a.domain), options, [&](const KernelConfig& c) {
-        if (a.list) kept.push_back(c);
-      });
+  const Funnel f = enumerate_space(problem, device, SpaceDomain::named(a.domain), options,
+                                   [&](const KernelConfig& c) {
+                                     if (a.list) kept.push_back(c);
+                                   });
   if (format == Format::Json) {
     nlohmann::json out = {{"problem", problem.shape_id()}, {"device", device.name}, {"raw", f.raw}};
     for (const auto& row : f.rows)
