@@ -4,6 +4,9 @@
 // for random search to reach 97% of the exhaustive best, the fraction of it the hybrid ends
 // at, and the model's top-1 with zero measurements.
 //   tuning_cost FILE.csv [--gpu H100-SXM] [--min-attempts 100] [--seeds 25]
+//               [--domain compact] [--calibration FILE.json]
+// The hybrid walks the domain the recording was swept over, so that it can only pick what the
+// recording can answer.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -31,7 +34,7 @@ int main(int argc, char** argv) {
                  "usage: tuning_cost FILE.csv [--gpu NAME] [--min-attempts N] [--seeds N]\n");
     return 2;
   }
-  std::string gpu = "H100-SXM";
+  std::string gpu = "H100-SXM", domain = "compact", calibration;
   int min_attempts = 100, seeds = 25;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--gpu"))
@@ -40,9 +43,21 @@ int main(int argc, char** argv) {
       min_attempts = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seeds"))
       seeds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--domain"))
+      domain = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--calibration"))
+      calibration = argv[i + 1];
   }
   try {
     const DeviceSpec device = find_builtin_device(gpu);
+    ModelCoefficients coefficients;
+    if (!calibration.empty()) {
+      std::ifstream file(calibration);
+      if (!file) throw InputError("cannot read '" + calibration + "'");
+      std::stringstream json;
+      json << file.rdbuf();
+      coefficients = coefficients_from_json(json.str());
+    }
     std::ifstream in(argv[1]);
     if (!in) throw InputError(std::string("cannot read '") + argv[1] + "'");
     std::stringstream text;
@@ -67,6 +82,8 @@ int main(int argc, char** argv) {
       ReplayEvaluator replay(device, recorded);
       HybridOptions o;
       o.refine_rounds = 20;
+      o.domain = SpaceDomain::named(domain);
+      o.coefficients = coefficients;
       const TuneResult h = hybrid_tune(problem, replay, o);
       std::vector<KernelConfig> all;
       for (const auto& e : recorded) all.push_back(e.config);

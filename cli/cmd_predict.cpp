@@ -5,6 +5,7 @@
 
 #include "cli/options.hpp"
 #include "search/search.hpp"
+#include "store/store.hpp"
 
 namespace gemmtune::cli {
 namespace {
@@ -14,6 +15,7 @@ struct PredictArgs {
   GpuOption gpu;
   int top = 10;
   std::string format = "table", domain = "full";
+  std::string db = Database::default_path(), calibration = "auto";
 };
 
 nlohmann::json to_json(const Ranked& r, int rank) {
@@ -45,16 +47,16 @@ void run(const PredictArgs& a) {
   const Problem problem = a.problem.problem();
   const DeviceSpec device = a.gpu.device();
   const Format format = parse_format(a.format);
-  const Ranking r = rank_space(problem, device, a.top, {}, SpaceDomain::named(a.domain));
+  const ModelCoefficients coefficients = stored_coefficients(a.db, device.name, a.calibration);
+  const bool calibrated = !(coefficients == ModelCoefficients{});
+  const Ranking r = rank_space(problem, device, a.top, coefficients, SpaceDomain::named(a.domain));
   if (r.top.empty())
     throw InputError("no configuration of the space survives the constraints for " +
                      problem.shape_id() + " on " + device.name);
   if (format == Format::Json) {
-    nlohmann::json out = {{"problem", problem.shape_id()},
-                          {"device", device.name},
-                          {"evaluated", r.evaluated},
-                          {"seconds", r.seconds},
-                          {"top", nlohmann::json::array()}};
+    nlohmann::json out = {{"problem", problem.shape_id()}, {"device", device.name},
+                          {"evaluated", r.evaluated},      {"seconds", r.seconds},
+                          {"calibrated", calibrated},      {"top", nlohmann::json::array()}};
     for (size_t i = 0; i < r.top.size(); ++i) out["top"].push_back(to_json(r.top[i], int(i) + 1));
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -73,9 +75,9 @@ void run(const PredictArgs& a) {
     }
     return;
   }
-  std::printf("%s on %s: %.0f configurations predicted in %.3f s (peak %.0f GFLOP/s)\n",
+  std::printf("%s on %s: %.0f configurations predicted in %.3f s (peak %.0f GFLOP/s, %s model)\n",
               problem.shape_id().c_str(), device.name.c_str(), double(r.evaluated), r.seconds,
-              device.peak_gflops(problem.precision));
+              device.peak_gflops(problem.precision), calibrated ? "calibrated" : "uncalibrated");
   std::printf("%4s  %-86s %10s %9s %5s %4s %5s %7s  %s\n", "rank", "config", "time_us", "GFLOP/s",
               "occ%", "blk", "regs", "smem", "limit");
   for (size_t i = 0; i < r.top.size(); ++i) {
@@ -98,6 +100,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--top,-t", args->top, "how many configurations to print")->capture_default_str();
   add_format_option(*cmd, args->format);
   add_domain_option(*cmd, args->domain);
+  add_calibration_option(*cmd, args->calibration);
+  cmd->add_option("--db", args->db, "the store holding calibrations")->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/options.hpp"
+#include "model/model.hpp"
 #include "profiler/profiler.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
@@ -24,6 +25,8 @@ struct TuneArgs {
   std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
   std::string strategy = "hybrid";
   std::string domain = "full";
+  std::string calibration = "auto";
+  bool recalibrate = false;
   int evaluations = 0;
   double seconds = 60;
   int compile_top = 64, measure_top = 8;
@@ -74,6 +77,19 @@ void report(const Problem& p, const TuneResult& r, const char* what) {
       r.stopped_by.c_str());
 }
 
+// Online refinement: refit on everything the store holds for this device (the new attempts
+// included), starting from the current coefficients, so the next problem ranks with it.
+void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
+  const auto samples = calibration_samples(db.attempts(d.name));
+  const ModelCoefficients start = stored_coefficients(a.db, d.name, a.calibration);
+  CalibrationOptions options;
+  options.max_seconds = 20;
+  const CalibrationResult c = calibrate(d, samples, start, options);
+  db.save_calibration(d.name, coefficients_to_json(c.coefficients));
+  std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n",
+              d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds);
+}
+
 void run_tune(const TuneArgs& a) {
   const Problem p = a.problem.problem();
   auto evaluator = make_evaluator(a, p);
@@ -89,6 +105,7 @@ void run_tune(const TuneArgs& a) {
     o.measure_top = a.measure_top;
     o.budget = budget;
     o.domain = SpaceDomain::named(a.domain);
+    o.coefficients = stored_coefficients(a.db, d.name, a.calibration);
     r = hybrid_tune(p, *evaluator, o, sink);
   } else if (a.strategy == "random") {
     std::vector<KernelConfig> configs;
@@ -99,6 +116,7 @@ void run_tune(const TuneArgs& a) {
     throw InputError("strategy '" + a.strategy + "' is not one of hybrid, random");
   }
   report(p, r, "tune");
+  if (a.recalibrate) recalibrate(db, d, a);
 }
 
 void run_sweep(const TuneArgs& a) {
@@ -186,6 +204,9 @@ void register_tune(CLI::App& app) {
   tune->add_option("--measure-top", a->measure_top, "of those, measured first")
       ->capture_default_str();
   tune->add_option("--seed", a->seed, "seed of the random strategy")->capture_default_str();
+  add_calibration_option(*tune, a->calibration);
+  tune->add_flag("--recalibrate", a->recalibrate,
+                 "afterwards, refit the model on the store's measurements of this GPU");
   tune->callback([a] { run_tune(*a); });
 
   auto b = std::make_shared<TuneArgs>();

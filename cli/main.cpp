@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gemmtune::cli::register_measure(app);
   gemmtune::cli::register_tune(app);
   gemmtune::cli::register_store(app);
+  gemmtune::cli::register_calibrate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,11 @@
 #include "cli/options.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "profiler/profiler.hpp"
+#include "store/store.hpp"
 
 namespace gemmtune::cli {
 
@@ -62,6 +65,32 @@ void add_gpu_option(CLI::App& app, GpuOption& o) {
 void add_domain_option(CLI::App& app, std::string& domain) {
   app.add_option("--domain", domain,
                  "parameter values enumerated: full, or compact (small enough to sweep)")
+      ->capture_default_str();
+}
+
+ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
+                                      const std::string& source) {
+  if (source == "none") return {};
+  if (source != "auto") {
+    std::ifstream in(source);
+    if (!in) throw InputError("cannot read the calibration file '" + source + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    return coefficients_from_json(text.str());
+  }
+  if (!std::filesystem::exists(db_path)) return {};
+  try {
+    const auto json = Database(db_path).calibration(device_name);
+    return json ? coefficients_from_json(*json) : ModelCoefficients{};
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "gemmtune: warning: uncalibrated model (%s)\n", e.what());
+    return {};
+  }
+}
+
+void add_calibration_option(CLI::App& app, std::string& source) {
+  app.add_option("--calibration", source,
+                 "model coefficients: auto (the store's for this GPU), none, or a JSON file")
       ->capture_default_str();
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/core.hpp"
+#include "model/model.hpp"
 
 namespace gemmtune::cli {
 
@@ -29,6 +30,13 @@ enum class Format { Table, Json, Csv };
 Format parse_format(const std::string& text);
 void add_format_option(CLI::App& app, std::string& format);
 
+// The model coefficients to rank with. source: "auto" (the store's latest calibration for
+// device_name when the store exists, else the defaults), "none" (the defaults), or a JSON file.
+// A store that cannot be read is reported on stderr and the defaults used.
+ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
+                                      const std::string& source);
+void add_calibration_option(CLI::App& app, std::string& source);
+
 // Each subcommand registers itself on the app.
 void register_predict(CLI::App& app);
 void register_space(CLI::App& app);
@@ -39,5 +47,6 @@ void register_fit_registers(CLI::App& app);
 void register_measure(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_store(CLI::App& app);
+void register_calibrate(CLI::App& app);
 
 }  // namespace gemmtune::cli

@@ -70,22 +70,48 @@ RegisterModel fit_register_model(const std::vector<RegisterSample>& samples);
 
 // Coefficients the calibration fits; defaults are first-principles guesses for any NVIDIA GPU.
 struct ModelCoefficients {
-  double fma_efficiency = 0.92;         // of the FMA pipe peak, when the pipe is the limit
-  double smem_efficiency = 0.90;        // of shared-memory wavefront throughput
-  double issue_efficiency = 0.95;       // of one warp instruction per clock per sub-partition
-  double instr_per_global_load = 3;     // load, address and predicate per global load
-  double loop_instr_per_step = 3;       // counter, compare, branch per un-unrolled K step
-  double dram_efficiency = 0.85;        // of theoretical DRAM bandwidth
-  double l2_bytes_per_clock_sm = 48;    // sustained L2 -> SM bytes per clock per SM
-  double mem_latency_cycles = 700;      // global load latency an iteration must cover
-  double sync_cycles = 40;              // one __syncthreads with its drain
-  double warps_to_saturate = 8;         // warps per SM below which issue falls off linearly
-  double launch_us = 3.0;               // launch and tail
-  double epilogue_cycles_per_elem = 2;  // per C element and thread, store and scale
+  double fma_efficiency = 0.92;          // of the FMA pipe peak, when the pipe is the limit
+  double smem_efficiency = 0.90;         // of shared-memory wavefront throughput
+  double issue_efficiency = 0.95;        // of one warp instruction per clock per sub-partition
+  double instr_per_global_load = 3;      // load, address and predicate per global load
+  double loop_instr_per_step = 3;        // counter, compare, branch per un-unrolled K step
+  double dram_efficiency = 0.85;         // of theoretical DRAM bandwidth
+  double l2_bytes_per_clock_sm = 48;     // sustained L2 -> SM bytes per clock per SM
+  double mem_latency_cycles = 700;       // global load latency an iteration must cover
+  double sync_cycles = 40;               // one __syncthreads with its drain
+  double warps_to_saturate = 8;          // warps per SM below which issue falls off linearly
+  double launch_us = 3.0;                // launch and tail
+  double epilogue_cycles_per_elem = 2;   // per C element and thread, store and scale
+  double store_bytes_per_clock_sm = 16;  // L1 -> L2 sector traffic of the C stores (and loads)
   bool operator==(const ModelCoefficients&) const = default;
 };
 
-enum class TimeLimit : std::uint8_t { Compute, SharedMemory, Issue, L2, Dram, Latency, Launch };
+// The coefficients as a vector, in the order of coefficient_names(), with the bounds the
+// calibration keeps them in (physically meaningful, so a fit cannot run away).
+constexpr int kCoefficientCount = 13;
+const std::array<const char*, kCoefficientCount>& coefficient_names();
+std::array<double, kCoefficientCount> to_array(const ModelCoefficients& k);
+ModelCoefficients from_array(const std::array<double, kCoefficientCount>& v);
+std::array<double, kCoefficientCount> coefficient_lower_bounds();
+std::array<double, kCoefficientCount> coefficient_upper_bounds();
+std::string coefficients_to_json(const ModelCoefficients& k);
+// Throws InputError naming a missing, unknown or out-of-bounds coefficient.
+ModelCoefficients coefficients_from_json(const std::string& text);
+
+// 32-byte sectors one warp's store of C touches, from the thread layout (DIM_X threads along
+// M, VEC_S consecutive rows each): 4 when a warp writes 128 contiguous bytes of FP32.
+double c_store_sectors_per_warp(const KernelConfig& c, Precision p);
+
+enum class TimeLimit : std::uint8_t {
+  Compute,
+  SharedMemory,
+  Issue,
+  L2,
+  Dram,
+  Latency,
+  Store,
+  Launch
+};
 const char* to_string(TimeLimit limit);
 
 struct Prediction {
@@ -98,6 +124,7 @@ struct Prediction {
   // Terms, seconds. time_s = max(sm_time, dram, l2) + launch; sm_time includes compute or
   // shared (whichever binds), exposed latency and the wave tail.
   double t_compute = 0, t_smem = 0, t_issue = 0, t_l2 = 0, t_dram = 0, t_latency = 0, t_launch = 0;
+  double t_store = 0;  // C stores (and loads with beta != 0) at the sector rate, not overlapped
   double wave_efficiency = 0;  // tiles / (blocks of the busiest SM x SMs)
   std::int64_t tiles = 0;
   double fma_count = 0;  // real FMA instructions executed (per thread lane), padded tiles included
@@ -109,5 +136,60 @@ struct Prediction {
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
                    const ModelCoefficients& coefficients = {}, int regs_from_compiler = -1);
+
+// ---------------------------------------------------------------- calibration
+
+// One measured configuration: what the calibration fits and the quality report ranks.
+struct CalibrationSample {
+  Problem problem;
+  KernelConfig config;
+  int registers = -1;  // the compiler's count; -1: use the estimate
+  double time_s = 0;   // measured median
+};
+
+struct CalibrationOptions {
+  int max_evaluations = 3000;  // of the loss, by the optimizer
+  double max_seconds = 50;
+};
+
+struct CalibrationResult {
+  ModelCoefficients coefficients;
+  // Mean over problems of var(log(predicted / measured)) + mean(log(...))^2 / 4.
+  double loss_before = 0, loss_after = 0;
+  int evaluations = 0;
+  double seconds = 0;
+  std::size_t samples = 0;
+};
+
+// Fits the coefficients to the samples with NLopt (BOBYQA, bounded by
+// coefficient_lower_bounds/upper_bounds, on the log-time loss above: mostly the spread within
+// each problem, which decides rankings, a little the absolute scale), starting from start. Throws
+// InputError when there is nothing to fit (no sample with a positive time).
+CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                            const ModelCoefficients& start = {},
+                            const CalibrationOptions& options = {});
+
+// How well the model ranks the measured configurations of one problem.
+struct RankQuality {
+  std::string problem;  // shape id
+  std::size_t samples = 0;
+  double spearman = 0, kendall = 0;
+  // Whether the model's top 1 / 5 / 10 holds a configuration within 3% of the best measured.
+  bool top1 = false, top5 = false, top10 = false;
+  double regret = 0;  // measured time of the model's top-1 / best measured (>= 1)
+};
+struct QualityReport {
+  std::vector<RankQuality> problems;  // in the order problems first appear in the samples
+  double median_spearman = 0, median_kendall = 0, median_regret = 0;
+  double top1_rate = 0, top5_rate = 0, top10_rate = 0;  // fraction of problems
+};
+// Fills the medians and rates from report.problems (after merging folds, for instance).
+void summarize(QualityReport& report);
+// The class a problem belongs to for held-out reporting, such as "s-square", "d-skinny-k",
+// "s-rectangular" (the LU shapes), "s-odd", "s-transposed".
+std::string problem_class(const Problem& p);
+// Problems with fewer than 3 samples are left out (no ranking to speak of).
+QualityReport rank_quality(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                           const ModelCoefficients& coefficients);
 
 }  // namespace gemmtune

@@ -57,6 +57,8 @@ const char* to_string(TimeLimit limit) {
       return "DRAM";
     case TimeLimit::Latency:
       return "latency";
+    case TimeLimit::Store:
+      return "C store";
     case TimeLimit::Launch:
       return "launch";
   }
@@ -112,6 +114,13 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double syncs = c.stages == 1 ? 2.0 : 1.0;
   const double exposed =
       c.prefetch == 3 ? std::max(0.0, k.mem_latency_cycles - work_iter) : k.mem_latency_cycles;
+  // The epilogue's C traffic moves in 32-byte sectors; a thread layout that scatters a warp's
+  // elements over many sectors multiplies it (skinny-K problems are dominated by it).
+  const bool reads_c = p.beta.re != 0.0 || p.beta.im != 0.0;
+  const double store_bytes_block = double(c.blk_m) * c.blk_n / 32.0 *
+                                   c_store_sectors_per_warp(c, p.precision) * 32.0 *
+                                   (reads_c ? 2 : 1);
+  const double store_cycles_block = store_bytes_block / k.store_bytes_per_clock_sm;
   // A round of b co-resident blocks: they share the SM's pipes, and while one waits on its
   // loads the others issue; few warps in all cannot keep the pipes busy.
   auto round_cycles = [&](int b) {
@@ -119,7 +128,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     const double per_iter =
         std::max(b * work_iter / issue, work_iter + exposed + syncs * k.sync_cycles);
     const double epilogue = k.epilogue_cycles_per_elem * c.thr_m() * c.thr_n() * fpm;
-    return double(k_tiles) * per_iter + k.mem_latency_cycles + epilogue;
+    return double(k_tiles) * per_iter + k.mem_latency_cycles + epilogue + b * store_cycles_block;
   };
   const std::int64_t busiest = ceil_div(r.tiles, d.sm_count);
   const std::int64_t full_rounds = busiest / blocks;
@@ -136,7 +145,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   r.t_latency = std::max(0.0, sm_time - std::max({r.t_compute, r.t_smem, r.t_issue}));
   r.smem_wavefronts = double(r.tiles) * k_tiles * smem_iter;
 
-  const bool reads_c = p.beta.re != 0.0 || p.beta.im != 0.0;
+  r.t_store = double(busiest) * store_cycles_block / clock_hz;
   const double c_bytes = double(p.m) * p.n * e * (reads_c ? 2 : 1) * p.batch;
   r.l2_bytes = double(r.tiles) * double(k_tiles) * c.blk_k * (c.blk_m + c.blk_n) * e + c_bytes;
   const std::int64_t concurrent = std::int64_t(blocks) * d.sm_count;
@@ -156,7 +165,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   } else if (body == r.t_l2) {
     r.limit = TimeLimit::L2;
   } else if (r.t_latency > std::max({r.t_compute, r.t_smem, r.t_issue})) {
-    r.limit = TimeLimit::Latency;
+    r.limit = r.t_store > 0.5 * r.t_latency ? TimeLimit::Store : TimeLimit::Latency;
   } else if (r.t_issue >= std::max(r.t_compute, r.t_smem)) {
     r.limit = TimeLimit::Issue;
   } else {
@@ -169,10 +178,11 @@ std::string Prediction::why() const {
   char buf[320];
   std::snprintf(
       buf, sizeof buf,
-      "%s-bound: FMA %.1f us, shared %.1f us, issue %.1f us, latency %.1f us, L2 %.1f us, "
-      "DRAM %.1f us; occupancy %.0f%% (%d blocks/SM, %s), waves %.2f",
-      to_string(limit), t_compute * 1e6, t_smem * 1e6, t_issue * 1e6, t_latency * 1e6, t_l2 * 1e6,
-      t_dram * 1e6, occ.fraction * 100, occ.blocks_per_sm, to_string(occ.limit), wave_efficiency);
+      "%s-bound: FMA %.1f us, shared %.1f us, issue %.1f us, latency %.1f us (C store %.1f us), "
+      "L2 %.1f us, DRAM %.1f us; occupancy %.0f%% (%d blocks/SM, %s), waves %.2f",
+      to_string(limit), t_compute * 1e6, t_smem * 1e6, t_issue * 1e6, t_latency * 1e6,
+      t_store * 1e6, t_l2 * 1e6, t_dram * 1e6, occ.fraction * 100, occ.blocks_per_sm,
+      to_string(occ.limit), wave_efficiency);
   return buf;
 }
 

@@ -141,3 +141,15 @@ RegisterModel fit_register_model(const std::vector<RegisterSample>& samples) {
 }
 
 }  // namespace gemmtune
+
+namespace gemmtune {
+
+double c_store_sectors_per_warp(const KernelConfig& c, Precision p) {
+  // Lanes run along M first: min(DIM_X, 32) of them per column of C, VEC_S rows apart.
+  const int along_m = std::min(c.dim_x, 32);
+  const int columns = std::max(1, 32 / along_m);
+  const double span = (double(along_m - 1) * c.vec_s + 1) * element_bytes(p);
+  return columns * std::ceil(span / 32.0);
+}
+
+}  // namespace gemmtune

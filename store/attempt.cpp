@@ -43,4 +43,12 @@ Evaluation evaluation_from(const Attempt& a) {
   return e;
 }
 
+std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts) {
+  std::vector<CalibrationSample> out;
+  for (const auto& a : attempts)
+    if (a.status == "ok" && a.median_s > 0)
+      out.push_back({a.problem, a.config, a.registers > 0 ? a.registers : -1, a.median_s});
+  return out;
+}
+
 }  // namespace gemmtune

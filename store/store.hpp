@@ -39,6 +39,9 @@ Attempt attempt_from(const Evaluation& e, const Problem& problem, const DeviceSp
 // The other way: what a replay answers for a recorded attempt.
 Evaluation evaluation_from(const Attempt& a);
 
+// What the calibration fits: the ok attempts with a time, with the compiler's registers.
+std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
+
 struct CsvImportReport {
   int imported = 0;
   std::vector<std::string> rejected;  // "line N: reason"

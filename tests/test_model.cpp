@@ -46,9 +46,19 @@ TEST_CASE("model: the limiting term follows the problem", "[model]") {
   const Prediction big = predict(sq(Precision::S, 8192, 8192, 8192), h100, kConfig);
   CHECK(big.limit == TimeLimit::SharedMemory);
   CHECK(big.t_dram < big.time_s / 4);
-  // K = 8: every element of C written for 8 FMAs: DRAM-bound.
+  // K = 8: every element of C written for 8 FMAs: bound by moving C. 16 lanes along M, one
+  // row apart, write whole sectors (4 per warp store, the minimum for FP32); with 4-row groups
+  // (VS4) the same store scatters over 16 sectors and the SM's store path binds.
   const Prediction skinny = predict(sq(Precision::S, 8192, 8192, 8), h100, kConfig);
-  CHECK(skinny.limit == TimeLimit::Dram);
+  CHECK(c_store_sectors_per_warp(kConfig, Precision::S) == 4);
+  KernelConfig scattered = kConfig;
+  scattered.vec_s = 4;
+  CHECK(c_store_sectors_per_warp(scattered, Precision::S) == 16);
+  const Prediction slow = predict(sq(Precision::S, 8192, 8192, 8), h100, scattered);
+  CHECK(slow.limit == TimeLimit::Store);
+  CHECK(slow.t_store == Approx(4 * skinny.t_store));
+  CHECK(slow.time_s > 1.5 * skinny.time_s);
+  CHECK((skinny.limit == TimeLimit::Dram || skinny.limit == TimeLimit::Store));
   // A tiny problem is launch-bound.
   CHECK(predict(sq(Precision::S, 16, 16, 16), h100,
                 KernelConfig::parse("BM16_BN16_BK8_DX4_DY8_DXA16_DXB8"))

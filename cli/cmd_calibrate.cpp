@@ -1,0 +1,109 @@
+// gemmtune calibrate: fit the model's coefficients to stored (or exported) measurements, print
+// the ranking quality before and after, and keep the result in the store for predict and tune.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "cli/options.hpp"
+#include "model/model.hpp"
+#include "store/store.hpp"
+
+namespace gemmtune::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::string db = Database::default_path();
+  std::vector<std::string> inputs;  // CSV files of attempts; else the store's attempts
+  std::string device;               // with no inputs: only this recorded device
+  GpuOption gpu;
+  std::string output;  // JSON file
+  double seconds = 50;
+  bool dry_run = false;
+};
+
+void print_quality(const QualityReport& before, const QualityReport& after) {
+  std::printf("%-28s %5s %7s %7s %7s %7s %8s %8s\n", "problem", "n", "rho", "rho'", "tau", "tau'",
+              "regret", "regret'");
+  for (size_t i = 0; i < after.problems.size(); ++i) {
+    const auto &b = before.problems[i], &a = after.problems[i];
+    std::printf("%-28s %5zu %7.3f %7.3f %7.3f %7.3f %8.3f %8.3f\n", a.problem.c_str(), a.samples,
+                b.spearman, a.spearman, b.kendall, a.kendall, b.regret, a.regret);
+  }
+  std::printf("%-28s %5s %7.3f %7.3f %7.3f %7.3f %8.3f %8.3f\n", "median", "",
+              before.median_spearman, after.median_spearman, before.median_kendall,
+              after.median_kendall, before.median_regret, after.median_regret);
+  std::printf(
+      "top-1/5/10 within 3%% of the best: %.0f/%.0f/%.0f%% -> %.0f/%.0f/%.0f%% of problems\n",
+      before.top1_rate * 100, before.top5_rate * 100, before.top10_rate * 100,
+      after.top1_rate * 100, after.top5_rate * 100, after.top10_rate * 100);
+}
+
+void run(const CalibrateArgs& a) {
+  const DeviceSpec device = a.gpu.device();
+  std::vector<Attempt> attempts;
+  if (a.inputs.empty()) {
+    if (!std::filesystem::exists(a.db))
+      throw InputError("the store " + a.db + " does not exist; tune or import measurements first");
+    attempts = Database(a.db).attempts(a.device);
+  } else {
+    for (const auto& path : a.inputs) {
+      std::ifstream in(path);
+      if (!in) throw InputError("cannot read the measurements file '" + path + "'");
+      std::stringstream text;
+      text << in.rdbuf();
+      CsvImportReport report;
+      auto rows = read_attempts_csv(text.str(), report);
+      if (!report.rejected.empty())
+        std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
+                     report.rejected.size(), report.rejected.front().c_str());
+      attempts.insert(attempts.end(), rows.begin(), rows.end());
+    }
+  }
+  const auto samples = calibration_samples(attempts);
+  if (samples.empty())
+    throw InputError("no ok measurement to calibrate on (" + std::to_string(attempts.size()) +
+                     " attempts read)");
+  const ModelCoefficients start = stored_coefficients(a.db, device.name, "none");
+  CalibrationOptions options;
+  options.max_seconds = a.seconds;
+  const CalibrationResult r = calibrate(device, samples, start, options);
+  std::printf("calibrated %s on %zu measurements: loss %.4f -> %.4f (%d evaluations, %.1f s)\n",
+              device.name.c_str(), r.samples, r.loss_before, r.loss_after, r.evaluations,
+              r.seconds);
+  print_quality(rank_quality(device, samples, start),
+                rank_quality(device, samples, r.coefficients));
+  const std::string json = coefficients_to_json(r.coefficients);
+  std::printf("%s\n", json.c_str());
+  if (!a.output.empty()) {
+    std::ofstream out(a.output);
+    if (!(out << json << "\n")) throw InputError("cannot write '" + a.output + "'");
+  }
+  if (a.dry_run) return;
+  // Under the spec's name (predict --gpu) and every recorded device name (tune on that GPU).
+  std::set<std::string> names{device.name};
+  for (const auto& at : attempts) names.insert(at.device);
+  Database db(a.db);
+  for (const auto& name : names) db.save_calibration(name, json);
+  std::printf("saved in %s for %zu device name(s)\n", a.db.c_str(), names.size());
+}
+
+}  // namespace
+
+void register_calibrate(CLI::App& app) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "fit the model to measurements (NLopt) and store the coefficients per device");
+  cmd->add_option("--db", a->db, "the store")->capture_default_str();
+  cmd->add_option("--input,-i", a->inputs, "CSV files of attempts (default: the store's)");
+  cmd->add_option("--device", a->device, "with the store: only attempts on this device");
+  add_gpu_option(*cmd, a->gpu);
+  cmd->add_option("--output,-o", a->output, "also write the coefficients to this JSON file");
+  cmd->add_option("--seconds", a->seconds, "optimizer time limit")->capture_default_str();
+  cmd->add_flag("--dry-run", a->dry_run, "print, but do not store the calibration");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace gemmtune::cli

@@ -1,0 +1,97 @@
+// The model's coefficients as a named, bounded vector (what the calibration moves) and as JSON
+// (what the store keeps per device).
+#include <nlohmann/json.hpp>
+
+#include "model/model.hpp"
+
+namespace gemmtune {
+namespace {
+
+// One table: name, member, lower and upper bound. The bounds keep each coefficient physical.
+struct CoefficientInfo {
+  const char* name;
+  double ModelCoefficients::*member;
+  double lower, upper;
+};
+
+constexpr std::array<CoefficientInfo, kCoefficientCount> kInfo{{
+    {"fma_efficiency", &ModelCoefficients::fma_efficiency, 0.5, 1.0},
+    {"smem_efficiency", &ModelCoefficients::smem_efficiency, 0.3, 1.0},
+    {"issue_efficiency", &ModelCoefficients::issue_efficiency, 0.5, 1.0},
+    {"instr_per_global_load", &ModelCoefficients::instr_per_global_load, 1, 8},
+    {"loop_instr_per_step", &ModelCoefficients::loop_instr_per_step, 1, 8},
+    {"dram_efficiency", &ModelCoefficients::dram_efficiency, 0.4, 1.0},
+    {"l2_bytes_per_clock_sm", &ModelCoefficients::l2_bytes_per_clock_sm, 16, 128},
+    {"mem_latency_cycles", &ModelCoefficients::mem_latency_cycles, 200, 2000},
+    {"sync_cycles", &ModelCoefficients::sync_cycles, 10, 200},
+    {"warps_to_saturate", &ModelCoefficients::warps_to_saturate, 2, 32},
+    {"launch_us", &ModelCoefficients::launch_us, 1, 10},
+    {"epilogue_cycles_per_elem", &ModelCoefficients::epilogue_cycles_per_elem, 0, 20},
+    {"store_bytes_per_clock_sm", &ModelCoefficients::store_bytes_per_clock_sm, 2, 64},
+}};
+
+}  // namespace
+
+const std::array<const char*, kCoefficientCount>& coefficient_names() {
+  static const auto names = [] {
+    std::array<const char*, kCoefficientCount> n{};
+    for (int i = 0; i < kCoefficientCount; ++i) n[size_t(i)] = kInfo[size_t(i)].name;
+    return n;
+  }();
+  return names;
+}
+
+std::array<double, kCoefficientCount> to_array(const ModelCoefficients& k) {
+  std::array<double, kCoefficientCount> v{};
+  for (size_t i = 0; i < v.size(); ++i) v[i] = k.*kInfo[i].member;
+  return v;
+}
+
+ModelCoefficients from_array(const std::array<double, kCoefficientCount>& v) {
+  ModelCoefficients k;
+  for (size_t i = 0; i < v.size(); ++i) k.*kInfo[i].member = v[i];
+  return k;
+}
+
+std::array<double, kCoefficientCount> coefficient_lower_bounds() {
+  std::array<double, kCoefficientCount> v{};
+  for (size_t i = 0; i < v.size(); ++i) v[i] = kInfo[i].lower;
+  return v;
+}
+
+std::array<double, kCoefficientCount> coefficient_upper_bounds() {
+  std::array<double, kCoefficientCount> v{};
+  for (size_t i = 0; i < v.size(); ++i) v[i] = kInfo[i].upper;
+  return v;
+}
+
+std::string coefficients_to_json(const ModelCoefficients& k) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& info : kInfo) j[info.name] = k.*info.member;
+  return j.dump(2);
+}
+
+ModelCoefficients coefficients_from_json(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(std::string("model coefficients are not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw InputError("model coefficients must be a JSON object");
+  ModelCoefficients k;
+  for (const auto& [name, value] : j.items()) {
+    const auto it = std::find_if(kInfo.begin(), kInfo.end(),
+                                 [&](const CoefficientInfo& i) { return name == i.name; });
+    if (it == kInfo.end()) throw InputError("unknown model coefficient '" + name + "'");
+    if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
+    const double v = value.get<double>();
+    if (!(v >= it->lower && v <= it->upper))
+      throw InputError("model coefficient " + name + " = " + std::to_string(v) + " is outside [" +
+                       std::to_string(it->lower) + ", " + std::to_string(it->upper) + "]");
+    k.*it->member = v;
+  }
+  return k;
+}
+
+}  // namespace gemmtune
