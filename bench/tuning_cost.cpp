@@ -4,7 +4,8 @@
 // for random search to reach 97% of the exhaustive best, the fraction of it the hybrid ends
 // at, and the model's top-1 with zero measurements.
 //   tuning_cost FILE.csv [--gpu H100-SXM] [--min-attempts 100] [--seeds 25]
-//               [--domain compact] [--calibration FILE.json]
+//               [--domain compact] [--calibration FILE.json] [--budget 50]
+// The hybrid gets --budget evaluations (after converging it restarts from its shortlist).
 // The hybrid walks the domain the recording was swept over, so that it can only pick what the
 // recording can answer.
 #include <algorithm>
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string gpu = "H100-SXM", domain = "compact", calibration;
-  int min_attempts = 100, seeds = 25;
+  int min_attempts = 100, seeds = 25, budget = 50;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--gpu"))
       gpu = argv[i + 1];
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
       min_attempts = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seeds"))
       seeds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--budget"))
+      budget = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--domain"))
       domain = argv[i + 1];
     else if (!std::strcmp(argv[i], "--calibration"))
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
       ReplayEvaluator replay(device, recorded);
       HybridOptions o;
       o.refine_rounds = 20;
+      o.budget.evaluations = budget;  // restarts from the shortlist after convergence
       o.domain = SpaceDomain::named(domain);
       o.coefficients = coefficients;
       const TuneResult h = hybrid_tune(problem, replay, o);

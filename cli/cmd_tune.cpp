@@ -27,6 +27,8 @@ struct TuneArgs {
   std::string domain = "full";
   std::string calibration = "auto";
   bool recalibrate = false;
+  bool counters = false;
+  std::string objective = "time";
   int evaluations = 0;
   double seconds = 60;
   int compile_top = 64, measure_top = 8;
@@ -61,6 +63,8 @@ std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
         "--replay FILE); `gemmtune predict` ranks without a GPU");
   TimingOptions timing;
   timing.repetitions = a.repetitions;
+  timing.counters = a.counters;
+  timing.energy = parse_objective(a.objective) != Objective::Time;
   return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, a.timeout);
 }
 
@@ -75,6 +79,9 @@ void report(const Problem& p, const TuneResult& r, const char* what) {
       what, p.shape_id().c_str(), r.best->config.id().c_str(), r.best->time_s * 1e6,
       p.flops() / r.best->time_s * 1e-9, r.evaluations, r.compiled, r.seconds,
       r.stopped_by.c_str());
+  if (r.best->energy_j > 0)
+    std::printf("  %.4f J per run, %.1f GFLOP/J\n", r.best->energy_j,
+                p.flops() / r.best->energy_j * 1e-9);
 }
 
 // Online refinement: refit on everything the store holds for this device (the new attempts
@@ -106,6 +113,7 @@ void run_tune(const TuneArgs& a) {
     o.budget = budget;
     o.domain = SpaceDomain::named(a.domain);
     o.coefficients = stored_coefficients(a.db, d.name, a.calibration);
+    o.objective = parse_objective(a.objective);
     r = hybrid_tune(p, *evaluator, o, sink);
   } else if (a.strategy == "random") {
     std::vector<KernelConfig> configs;
@@ -205,6 +213,12 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   tune->add_option("--seed", a->seed, "seed of the random strategy")->capture_default_str();
   add_calibration_option(*tune, a->calibration);
+  tune->add_flag("--counters", a->counters,
+                 "collect the default counter set (CUPTI) for every kernel measured, stored with "
+                 "its attempt");
+  tune->add_option("--objective", a->objective,
+                   "what to minimize: time, energy (NVML joules per run) or edp")
+      ->capture_default_str();
   tune->add_flag("--recalibrate", a->recalibrate,
                  "afterwards, refit the model on the store's measurements of this GPU");
   tune->callback([a] { run_tune(*a); });

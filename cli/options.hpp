@@ -48,5 +48,6 @@ void register_measure(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_store(CLI::App& app);
 void register_calibrate(CLI::App& app);
+void register_profile(CLI::App& app);
 
 }  // namespace gemmtune::cli

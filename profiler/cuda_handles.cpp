@@ -79,6 +79,7 @@ const DriverApi& DriverApi::get() {
     resolve("cuLaunchKernel", a.launch_kernel);
     resolve("cuOccupancyMaxActiveBlocksPerMultiprocessor", a.occupancy);
     resolve("cuGetErrorString", a.get_error_string);
+    resolve("cuCtxGetCurrent", a.ctx_get_current);
     return a;
   }();
   return api;

@@ -43,6 +43,7 @@ struct DriverApi {
   decltype(&cuLaunchKernel) launch_kernel = nullptr;
   decltype(&cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy = nullptr;
   decltype(&cuGetErrorString) get_error_string = nullptr;
+  decltype(&cuCtxGetCurrent) ctx_get_current = nullptr;
   static const DriverApi& get();  // throws CudaError when the driver lacks a symbol
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "profiler/profiler.hpp"
@@ -86,7 +87,9 @@ Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
   const std::string request = json{{"problem", json::parse(problem_to_json(p))},
                                    {"config", c.id()},
                                    {"repetitions", timing_.repetitions},
-                                   {"warmup", timing_.warmup}}
+                                   {"warmup", timing_.warmup},
+                                   {"counters", timing_.counters},
+                                   {"energy", timing_.energy}}
                                   .dump() +
                               "\n";
   auto fail = [&](const std::string& status, const std::string& why) {
@@ -145,6 +148,13 @@ Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
     e.rel_error = r.value("rel_error", 0.0);
     e.registers = r.value("registers", 0);
     e.spill_bytes = r.value("spill_bytes", 0);
+    e.energy_j = r.value("energy_j", 0.0);
+    if (r.contains("counters")) e.counters_json = r.at("counters").dump();
+    // Once per evaluator: the run goes on without what could not be collected.
+    for (const char* key : {"counters_error", "energy_error"})
+      if (r.contains(key) && warned_.insert(key).second)
+        std::fprintf(stderr, "gemmtune: warning: tuning continues without %s: %s\n",
+                     key[0] == 'c' ? "counters" : "energy", r.at(key).get<std::string>().c_str());
   } catch (const json::exception& ex) {
     return fail("execute_error", std::string("unreadable reply from the worker: ") + ex.what());
   }

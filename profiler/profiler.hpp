@@ -4,11 +4,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/core.hpp"
+#include "model/model.hpp"
 #include "search/search.hpp"
 
 namespace gemmtune {
@@ -69,6 +74,9 @@ std::string nvrtc_version();
 int cuda_device_count();          // 0 when there is no GPU or no driver
 DeviceSpec query_local_device();  // throws InputError when there is no GPU
 
+using CounterValues = std::vector<std::pair<std::string, double>>;
+struct EnergyMeasurement;
+
 // How an attempt ended, as the seeds classify failures.
 enum class Status { Ok, CompileError, LaunchError, ExecuteError, Wrong, Timeout };
 const char* to_string(Status s);
@@ -77,6 +85,9 @@ struct TimingOptions {
   int warmup = 3;
   int repetitions = 20;
   bool flush_l2 = true;  // overwrite a buffer twice the L2 size before every timed launch
+  // After an ok measurement (off by default, so timings are never taken under a profiler):
+  bool counters = false;  // the default counter set (CUPTI), stored with the attempt
+  bool energy = false;    // joules per run (NVML)
 };
 
 struct Measurement {
@@ -110,6 +121,15 @@ class GpuSession {
   Measurement measure(const Problem& problem, const KernelConfig& config,
                       const CompileResult& compiled, const TimingOptions& timing = {});
   Measurement measure_cublas(const Problem& problem, const TimingOptions& timing = {});
+  // Hardware counters of one launch of a configuration (CUPTI range profiler, user replay:
+  // the L2 is flushed and C re-poisoned or restored before every pass). Throws CounterError.
+  CounterValues profile(const Problem& problem, const KernelConfig& config,
+                        const CompileResult& compiled, const std::vector<std::string>& metrics);
+  // Joules per launch (NVML), over a loop of launches lasting at least min_seconds.
+  // seconds_per_run sizes the loop. Throws EnergyError.
+  EnergyMeasurement energy(const Problem& problem, const KernelConfig& config,
+                           const CompileResult& compiled, double seconds_per_run,
+                           double min_seconds = 0.5);
   // The driver's occupancy for a compiled configuration
   // (cuOccupancyMaxActiveBlocksPerMultiprocessor).
   int driver_occupancy(const KernelConfig& config, Precision precision,
@@ -140,6 +160,73 @@ class LoadedKernel {
   KernelConfig config_;
   Precision precision_;
 };
+
+// ---------------------------------------------------------------- counters (CUPTI)
+
+// A failure of the CUPTI profiler (not permitted, another profiler attached, unsupported
+// device): the tuner goes on without counters. code is the CUptiResult.
+struct CounterError : std::runtime_error {
+  CounterError(const std::string& what, int code) : std::runtime_error(what), code(code) {}
+  int code;
+};
+
+// The default set for GEMM analysis: duration and cycles, SM and FMA-pipe throughput, achieved
+// occupancy, DRAM and L2 bytes and hit rate, shared-memory wavefronts and bank conflicts, the
+// executed FFMA (S, C) or DFMA (D, Z) count, local-memory traffic, issue utilization and the
+// main warp-stall reasons.
+const std::vector<std::string>& default_counter_metrics(Precision p);
+
+// Host side, no GPU: the configuration image of a metric list for a chip ("GH100", "GA100",
+// ...) and the passes it needs. Throws InputError for an unknown chip or metric, naming the
+// closest valid names.
+struct CounterPlan {
+  std::string chip;
+  std::vector<std::string> metrics;
+  std::vector<std::uint8_t> config_image;
+  int passes = 0;
+};
+CounterPlan plan_counters(const std::string& chip, const std::vector<std::string>& metrics,
+                          const std::vector<std::uint8_t>& counter_availability = {});
+std::vector<std::string> supported_chips();
+std::vector<std::string> metric_names(const std::string& chip);  // base metrics
+
+// Target side, in the current CUDA context of `device`: the one kernel `launch` starts and
+// waits for is the range; with user replay it runs once per pass, each pass after
+// `before_pass` (outside the range: restore inputs, re-poison the output, flush the L2, so
+// every pass sees the same work). Throws CounterError.
+CounterValues collect_counters(int device, const std::vector<std::string>& metrics,
+                               const std::function<void()>& before_pass,
+                               const std::function<void()>& launch);
+
+// One quantity both the hardware and the model give: "why is this configuration fast or slow?"
+struct CounterComparison {
+  std::string quantity;  // "time (us)", "achieved occupancy", "DRAM bytes", ...
+  std::string metrics;   // the counters it comes from
+  double counter = 0;    // NaN when the counters lack it
+  double model = 0;
+  double ratio() const { return model != 0 ? counter / model : 0.0; }
+};
+std::vector<CounterComparison> compare_with_model(const CounterValues& counters,
+                                                  const Prediction& prediction);
+// The warp-stall reasons among the counters, largest first (percent of active warps).
+std::vector<std::pair<std::string, double>> top_stall_reasons(const CounterValues& counters,
+                                                              size_t count = 3);
+
+// ---------------------------------------------------------------- energy (NVML)
+
+// Joules the GPU consumed while `run` ran `runs` times (NVML's total-energy counter, read
+// around the loop; the loop is made at least min_seconds long for the counter's resolution).
+// Throws EnergyError when NVML is missing or the GPU does not report energy.
+struct EnergyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct EnergyMeasurement {
+  double joules_per_run = 0;
+  int runs = 0;
+  double seconds = 0;
+};
+EnergyMeasurement measure_energy(int device, const std::function<void()>& run_once,
+                                 double seconds_per_run, double min_seconds = 0.5);
 
 // ---------------------------------------------------------------- isolation
 
@@ -182,6 +269,7 @@ class GpuEvaluator : public Evaluator {
   int pid_ = -1, to_worker_ = -1, from_worker_ = -1;
   std::string pending_;  // bytes read past the last reply line
   int restarts_ = 0;
+  std::set<std::string> warned_;  // extras (counters, energy) already reported missing
 };
 
 }  // namespace gemmtune

@@ -334,6 +334,39 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
   return m;
 }
 
+CounterValues GpuSession::profile(const Problem& p, const KernelConfig& config,
+                                  const CompileResult& compiled,
+                                  const std::vector<std::string>& metrics) {
+  Impl& s = *impl_;
+  if (!compiled.ok) throw InputError("configuration " + config.id() + " did not compile");
+  prepare(p);
+  const LoadedKernel kernel(compiled, config, p.precision);
+  return collect_counters(
+      s.device, metrics,
+      [&] {
+        s.reset_output(p);
+        if (s.flush.size())
+          check(cudaMemsetAsync(s.flush.get(), 0, s.flush.bytes(), s.stream->get()), "L2 flush");
+        check(cudaStreamSynchronize(s.stream->get()), "before a profiled pass");
+      },
+      [&] {
+        kernel.launch(p, s.a.get(), s.b.get(), s.c.get(), s.stream->get());
+        check(cudaStreamSynchronize(s.stream->get()), "profiled launch");
+      });
+}
+
+EnergyMeasurement GpuSession::energy(const Problem& p, const KernelConfig& config,
+                                     const CompileResult& compiled, double seconds_per_run,
+                                     double min_seconds) {
+  Impl& s = *impl_;
+  if (!compiled.ok) throw InputError("configuration " + config.id() + " did not compile");
+  prepare(p);
+  const LoadedKernel kernel(compiled, config, p.precision);
+  return measure_energy(
+      s.device, [&] { kernel.launch(p, s.a.get(), s.b.get(), s.c.get(), s.stream->get()); },
+      seconds_per_run, min_seconds);
+}
+
 Measurement GpuSession::measure_cublas(const Problem& p, const TimingOptions& timing) {
   Impl& s = *impl_;
   prepare(p);

@@ -76,6 +76,26 @@ int run_worker(std::FILE* in, std::FILE* out) {
                {"rel_error", m.rel_error},
                {"registers", compiled.registers},
                {"spill_bytes", compiled.spill_store_bytes + compiled.spill_load_bytes}};
+      // Counters and energy are extras: their failure (not permitted, NVML missing) is
+      // reported beside an ok measurement, never instead of it.
+      if (m.status == Status::Ok && req.value("counters", false)) {
+        try {
+          json counters = json::object();
+          for (const auto& [name, value] :
+               session.profile(p, c, compiled, default_counter_metrics(p.precision)))
+            counters[name] = value;
+          reply["counters"] = counters;
+        } catch (const std::exception& e) {
+          reply["counters_error"] = e.what();
+        }
+      }
+      if (m.status == Status::Ok && req.value("energy", false)) {
+        try {
+          reply["energy_j"] = session.energy(p, c, compiled, m.median_s).joules_per_run;
+        } catch (const std::exception& e) {
+          reply["energy_error"] = e.what();
+        }
+      }
     } catch (const std::exception& e) {
       reply = {{"status", "launch_error"}, {"error", e.what()}};
     }

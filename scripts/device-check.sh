@@ -3,6 +3,8 @@
 # the gpu-labelled tests and the GPU benchmarks in one call, logs under $OUT.
 #   scripts/device-check.sh [tests] [vs_cublas PRECISIONS SECONDS]
 #                           [sweeps FIRST LAST SECONDS_EACH SAMPLE STOP_AFTER_S]
+#                           [tunes LINES SECONDS_EACH STOP_AFTER_S] [profile]
+# tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
 # this script; the store is $OUT/sweeps_FIRST.db (kept even if the call is cut off).
@@ -43,6 +45,30 @@ while [[ $# -gt 0 ]]; do
           --timeout 20 --db "$out/sweeps_$2.db" 2>>"$out/sweeps_$2.err" | tee -a "$out/sweeps_$2.txt"
       done
       shift 6 ;;
+    tunes)
+      # The hybrid as users run it (full domain), on the same problems as the sweeps.
+      echo "== hybrid tunes of problems $2, $3 s each"
+      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+        while read -r args; do
+          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
+          # shellcheck disable=SC2086
+          /usr/bin/time -f "  wall %e s" build/gemmtune tune $args --seconds "$3" </dev/null \
+            --calibration none --db "$out/tunes.db" 2>&1 | tee -a "$out/tunes.txt"
+        done
+      shift 4 ;;
+    profile)
+      echo "== profile: counters and energy beside the model"
+      build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --db "$out/profile.db" \
+        --config BM128_BN128_BK16_DX32_DY8_DXA64_DYA4_DXB4_DYB64_VA1_VB4_LA1_LB1_PD4_PF3_ST2_UR0_RS8_VS4_ED0 \
+        2>&1 | tee "$out/profile_s4096.txt" || status=1
+      build/gemmtune profile -p d -m 2048 -n 2048 -k 2048 --db "$out/profile.db" --format json \
+        --config BM128_BN64_BK8_DX16_DY8_DXA16_DYA8_DXB8_DYB16_VA1_VB1_LA1_LB1_PD2_PF3_ST2_UR0_RS1_VS1_ED0 \
+        >"$out/profile_d2048.json" 2>&1 || status=1
+      head -c 3000 "$out/profile_d2048.json"
+      build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --metrics dram__bytes_red.sum \
+        --config BM128_BN128_BK16_DX32_DY8_DXA64_DYA4_DXB4_DYB64_VA1_VB4_LA1_LB1_PD4_PF3_ST2_UR0_RS8_VS4_ED0 \
+        --db "$out/profile.db" 2>&1 | tail -2
+      shift ;;
     *) echo "unknown step $1" >&2; exit 2 ;;
   esac
 done

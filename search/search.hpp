@@ -145,8 +145,17 @@ struct Evaluation {
   double rel_error = 0;
   int registers = 0;  // from the compiler; 0 when unknown
   int spill_bytes = 0;
+  double energy_j = 0;        // per run (NVML); 0 when not measured
+  std::string counters_json;  // {"metric": value, ...}; "" when not collected
   bool ok() const { return status == "ok"; }
 };
+
+// What a strategy minimizes (seed 001: "the fastest, or the most energy efficient?").
+enum class Objective { Time, Energy, Edp };
+Objective parse_objective(const std::string& name);  // time, energy, edp; else InputError
+// Seconds, joules, or joule-seconds; +inf for a failed attempt or one without the energy the
+// objective needs.
+double score(const Evaluation& e, Objective objective);
 
 // Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
 // in tests and --replay it answers from recorded measurements.
@@ -219,6 +228,8 @@ struct HybridOptions {
   ModelCoefficients coefficients{};
   SpaceDomain domain{};
   ConstraintOptions constraints{};
+  // The model ranks by time whatever the objective; measurements are compared by it.
+  Objective objective = Objective::Time;
 };
 // The hybrid: rank by the model, compile the top k, re-rank with the compiler's registers,
 // measure the best few, then refine by coordinate descent over neighbouring parameter values

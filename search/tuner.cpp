@@ -22,6 +22,7 @@ struct Run {
   TuneResult result;
   Clock::time_point start = Clock::now();
   std::set<std::string> measured;
+  Objective objective = Objective::Time;
 
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -44,7 +45,10 @@ struct Run {
     Evaluation e = evaluator.measure(problem, {c}).at(0);
     e.config = c;
     ++result.evaluations;
-    if (e.ok() && e.time_s > 0 && (!result.best || e.time_s < result.best->time_s)) result.best = e;
+    const double s = score(e, objective);
+    if (s < std::numeric_limits<double>::infinity() && e.time_s > 0 &&
+        (!result.best || s < score(*result.best, objective)))
+      result.best = e;
     result.best_after.push_back(result.best ? result.best->time_s
                                             : std::numeric_limits<double>::infinity());
     result.history.push_back(e);
@@ -79,10 +83,31 @@ std::vector<KernelConfig> by_prediction(const Problem& p, const DeviceSpec& d,
 
 }  // namespace
 
+Objective parse_objective(const std::string& name) {
+  if (name == "time") return Objective::Time;
+  if (name == "energy") return Objective::Energy;
+  if (name == "edp") return Objective::Edp;
+  throw InputError("objective '" + name + "' is not one of time, energy, edp");
+}
+
+double score(const Evaluation& e, Objective objective) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (!e.ok() || !(e.time_s > 0)) return inf;
+  switch (objective) {
+    case Objective::Time:
+      return e.time_s;
+    case Objective::Energy:
+      return e.energy_j > 0 ? e.energy_j : inf;
+    case Objective::Edp:
+      return e.energy_j > 0 ? e.energy_j * e.time_s : inf;
+  }
+  return inf;
+}
+
 TuneResult sweep(const Problem& problem, Evaluator& evaluator,
                  const std::vector<KernelConfig>& configs, const Budget& budget,
                  const EvaluationSink& sink) {
-  Run run{problem, evaluator, budget, sink, {}, Clock::now(), {}};
+  Run run{problem, evaluator, budget, sink, {}, Clock::now(), {}, Objective::Time};
   // Compiling ahead in chunks lets the evaluator use every core, where measuring one by one
   // would compile serially; a chunk is small so a time budget wastes little compilation.
   constexpr size_t kChunk = 64;
@@ -157,7 +182,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
 
 TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const HybridOptions& o,
                        const EvaluationSink& sink) {
-  Run run{problem, evaluator, o.budget, sink, {}, Clock::now(), {}};
+  Run run{problem, evaluator, o.budget, sink, {}, Clock::now(), {}, o.objective};
   const DeviceSpec& d = evaluator.device();
   // The model's errors are alike within a tile shape and thread layout, so the shortlist takes
   // the best-predicted variant of each distinct (BM, BN, BK, DX, DY) before any second one.
@@ -222,47 +247,76 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
     }
     return count ? predicted * sum / count : predicted;
   };
-  for (int round = 0; round < o.refine_rounds && run.result.best; ++round) {
-    learn();
-    std::vector<const Evaluation*> leaders;
-    for (const auto& e : run.result.history)
-      if (e.ok()) leaders.push_back(&e);
-    std::sort(leaders.begin(), leaders.end(),
-              [](auto* a, auto* b) { return a->time_s < b->time_s; });
-    std::vector<KernelConfig> candidates;
-    std::set<std::string> queued;
-    for (size_t l = 0; l < leaders.size() && l < 3; ++l)
-      for (const auto& n : neighbours(problem, d, leaders[l]->config, o.domain))
-        if (!run.measured.count(n.id()) && evaluator.can_evaluate(n) &&
-            queued.insert(n.id()).second)
-          candidates.push_back(n);
-    if (candidates.empty()) break;
-    const std::vector<int> nregs = evaluator.compile(problem, candidates);
-    run.result.compiled += int(candidates.size());
-    std::vector<std::pair<double, size_t>> order;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (nregs[i] < 0) continue;
-      try {
-        const double t =
-            predict(problem, d, candidates[i], o.coefficients, nregs[i] > 0 ? nregs[i] : -1).time_s;
-        order.emplace_back(corrected(candidates[i], t), i);
-      } catch (const InputError&) {
+  // One refinement: rounds of neighbours until a round does not improve. Only the candidates
+  // the corrected model likes best are compiled (compiling is most of a tuning run's time),
+  // then re-ranked with their real registers. Returns false when the budget is spent.
+  auto refine = [&]() -> bool {
+    for (int round = 0; round < o.refine_rounds && run.result.best; ++round) {
+      learn();
+      std::vector<const Evaluation*> leaders;
+      for (const auto& e : run.result.history)
+        if (e.ok()) leaders.push_back(&e);
+      std::sort(leaders.begin(), leaders.end(),
+                [&](auto* a, auto* b) { return score(*a, o.objective) < score(*b, o.objective); });
+      std::vector<std::pair<double, KernelConfig>> estimated;
+      std::set<std::string> queued;
+      for (size_t l = 0; l < leaders.size() && l < 3; ++l)
+        for (const auto& n : neighbours(problem, d, leaders[l]->config, o.domain))
+          if (!run.measured.count(n.id()) && evaluator.can_evaluate(n) &&
+              queued.insert(n.id()).second) {
+            try {
+              estimated.emplace_back(corrected(n, predict(problem, d, n, o.coefficients).time_s),
+                                     n);
+            } catch (const InputError&) {
+            }
+          }
+      if (estimated.empty()) return true;
+      std::stable_sort(estimated.begin(), estimated.end(),
+                       [](auto& a, auto& b) { return a.first < b.first; });
+      std::vector<KernelConfig> candidates;
+      for (size_t i = 0; i < estimated.size() && int(i) < 2 * kPerRound * kLooks; ++i)
+        candidates.push_back(estimated[i].second);
+      const std::vector<int> nregs = evaluator.compile(problem, candidates);
+      run.result.compiled += int(candidates.size());
+      std::vector<std::pair<double, size_t>> order;
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        if (nregs[i] < 0) continue;
+        try {
+          const double t =
+              predict(problem, d, candidates[i], o.coefficients, nregs[i] > 0 ? nregs[i] : -1)
+                  .time_s;
+          order.emplace_back(corrected(candidates[i], t), i);
+        } catch (const InputError&) {
+        }
       }
+      std::stable_sort(order.begin(), order.end());
+      const double before = score(*run.result.best, o.objective);
+      bool improved = false;
+      for (size_t i = 0; i < order.size() && int(i) < kPerRound * kLooks && !improved; ++i) {
+        if (!run.measure(candidates[order[i].second])) return false;
+        improved = score(*run.result.best, o.objective) < before && (int(i) + 1) % kPerRound == 0;
+      }
+      if (score(*run.result.best, o.objective) >= before) return true;
     }
-    std::stable_sort(order.begin(), order.end());
-    const double before = run.result.best->time_s;
-    bool improved = false;
-    for (size_t i = 0; i < order.size() && int(i) < kPerRound * kLooks && !improved; ++i) {
-      if (!run.measure(candidates[order[i].second])) return run.finish();
-      improved = run.result.best->time_s < before && (int(i) + 1) % kPerRound == 0;
-    }
-    if (run.result.best->time_s >= before) {
-      run.result.stopped_by = "converged";
-      return run.finish();
-    }
+    return true;
+  };
+
+  // Converged with budget left: the next configurations of the shortlist seed another
+  // refinement (a different basin), until the budget or the shortlist runs out. Without a
+  // budget the first convergence ends the run.
+  const bool budgeted = o.budget.seconds > 0 || o.budget.evaluations > 0;
+  size_t next = size_t(std::max(0, o.measure_top));
+  for (;;) {
+    if (!refine()) return run.finish();
+    if (!budgeted || next >= reranked.size()) break;
+    const size_t seeds = std::max<size_t>(1, size_t(o.measure_top) / 2);
+    for (size_t i = 0; i < seeds && next < reranked.size(); ++next)
+      if (!run.measured.count(reranked[next].id())) {
+        if (!run.measure(reranked[next])) return run.finish();
+        ++i;
+      }
   }
-  if (run.result.stopped_by.empty())
-    run.result.stopped_by = run.result.best ? "converged" : "nothing ran";
+  run.result.stopped_by = run.result.best ? "converged" : "nothing ran";
   return run.finish();
 }
 

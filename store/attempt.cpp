@@ -20,6 +20,8 @@ Attempt attempt_from(const Evaluation& e, const Problem& p, const DeviceSpec& de
   a.registers = e.registers;
   a.spill_bytes = e.spill_bytes;
   a.smem_bytes = shared_bytes(e.config, p.precision);
+  a.energy_j = e.energy_j;
+  a.counters_json = e.counters_json;
   try {
     a.predicted_s = predict(p, device, e.config, {}, e.registers > 0 ? e.registers : -1).time_s;
   } catch (const InputError&) {
@@ -40,6 +42,8 @@ Evaluation evaluation_from(const Attempt& a) {
   e.rel_error = a.rel_error;
   e.registers = a.registers;
   e.spill_bytes = a.spill_bytes;
+  e.energy_j = a.energy_j;
+  e.counters_json = a.counters_json;
   return e;
 }
 
