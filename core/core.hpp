@@ -96,6 +96,10 @@ struct KernelConfig {
   EdgeMode edge = EdgeMode::Predicate;    // out-of-range handling along M and N
   int raster = 1;                         // block rasterization group along M (L2 reuse)
   int vec_s = 1;                          // shared-memory read width in the compute loop
+  // FP64 tensor cores (D only): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+, THR_M even).
+  // The DIM_X x DIM_Y grid is then a
+  // grid of warps of 8 x 4 lanes (the mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
+  int mma = 0;
 
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }
@@ -122,6 +126,7 @@ struct DeviceSpec {
   std::int64_t l2_bytes = 0;
   int fp32_lanes_per_sm = 0;  // FP32 FMA per clock per SM
   int fp64_lanes_per_sm = 0;  // FP64 FMA per clock per SM (SIMT pipe, not tensor cores)
+  int fp64_mma_per_sm = 0;    // FP64 FMA per clock per SM on tensor cores (0: none)
   int regs_per_sm = 65536;
   int regs_per_block = 65536;
   int max_regs_per_thread = 255;
@@ -137,7 +142,7 @@ struct DeviceSpec {
   double smem_bytes_per_clock = 128;  // per SM
 
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
-  double peak_gflops(Precision p) const;  // FMA-pipe peak in GFLOP/s for that precision
+  double peak_gflops(Precision p) const;  // FMA or tensor peak in GFLOP/s for that precision
   void validate() const;                  // throws InputError naming the bad field
   bool operator==(const DeviceSpec&) const = default;
 };

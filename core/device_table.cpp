@@ -29,6 +29,12 @@ DeviceSpec make(std::string name, int major, int minor, int sms, double mhz, dou
   return d;
 }
 
+// FP64 tensor-core rate: FMAs per clock per SM (H100: 67 TFLOP/s over 132 SMs at 1.98 GHz).
+DeviceSpec with_fp64_mma(DeviceSpec d, int fmas_per_clock) {
+  d.fp64_mma_per_sm = fmas_per_clock;
+  return d;
+}
+
 constexpr std::int64_t KiB = 1024;
 constexpr std::int64_t MiB = 1024 * 1024;
 
@@ -45,14 +51,18 @@ const std::vector<DeviceSpec>& builtin_devices() {
   static const std::vector<DeviceSpec> table = {
       // name, cc, SMs, boost MHz, DRAM GB/s, L2, FP32/FP64 lanes, smem/SM, opt-in, reserved,
       // threads/SM, blocks/SM
-      make("H100-SXM", 9, 0, 132, 1980, 3352, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB, 1 * KiB,
-           2048, 32),
-      make("H100-PCIe", 9, 0, 114, 1755, 2039, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB, 1 * KiB,
-           2048, 32),
-      make("H200", 9, 0, 132, 1980, 4800, 60 * MiB, 128, 64, 228 * KiB, 227 * KiB, 1 * KiB, 2048,
-           32),
-      make("A100-SXM4-80GB", 8, 0, 108, 1410, 2039, 40 * MiB, 64, 32, 164 * KiB, 163 * KiB, 1 * KiB,
-           2048, 32),
+      with_fp64_mma(make("H100-SXM", 9, 0, 132, 1980, 3352, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB,
+                         1 * KiB, 2048, 32),
+                    128),
+      with_fp64_mma(make("H100-PCIe", 9, 0, 114, 1755, 2039, 50 * MiB, 128, 64, 228 * KiB,
+                         227 * KiB, 1 * KiB, 2048, 32),
+                    128),
+      with_fp64_mma(make("H200", 9, 0, 132, 1980, 4800, 60 * MiB, 128, 64, 228 * KiB, 227 * KiB,
+                         1 * KiB, 2048, 32),
+                    128),
+      with_fp64_mma(make("A100-SXM4-80GB", 8, 0, 108, 1410, 2039, 40 * MiB, 64, 32, 164 * KiB,
+                         163 * KiB, 1 * KiB, 2048, 32),
+                    64),
       make("V100-SXM2", 7, 0, 80, 1530, 900, 6 * MiB, 64, 32, 96 * KiB, 96 * KiB, 0, 2048, 32),
       make("RTX4090", 8, 9, 128, 2520, 1008, 72 * MiB, 128, 2, 100 * KiB, 99 * KiB, 1 * KiB, 1536,
            24),
@@ -82,7 +92,10 @@ DeviceSpec find_builtin_device(std::string_view name) {
 }
 
 double DeviceSpec::peak_gflops(Precision p) const {
-  const int lanes = is_double(p) ? fp64_lanes_per_sm : fp32_lanes_per_sm;
+  // Real D GEMMs may run on the FP64 tensor cores; the complex kernels are SIMT only.
+  const int lanes = p == Precision::D ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm)
+                    : is_double(p)    ? fp64_lanes_per_sm
+                                      : fp32_lanes_per_sm;
   return 2.0 * lanes * sm_count * sm_clock_mhz * 1e-3;
 }
 
@@ -102,6 +115,9 @@ void DeviceSpec::validate() const {
   positive(double(l2_bytes), "l2_bytes");
   positive(fp32_lanes_per_sm, "fp32_lanes_per_sm");
   positive(fp64_lanes_per_sm, "fp64_lanes_per_sm");
+  if (fp64_mma_per_sm < 0 || (fp64_mma_per_sm > 0 && cc_major < 8))
+    throw InputError("device '" + name + "': fp64_mma_per_sm = " + std::to_string(fp64_mma_per_sm) +
+                     " must be 0, or positive on compute capability 8.0 and later");
   positive(regs_per_sm, "regs_per_sm");
   positive(regs_per_block, "regs_per_block");
   positive(double(smem_per_sm), "smem_per_sm");

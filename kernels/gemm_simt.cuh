@@ -3,11 +3,16 @@
 // The renderer (kernels/render.cpp) prepends one #define per tuning parameter:
 //   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
-//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S.
+//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA.
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
 // each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
 // NVRTC compiles this without any include file.
+//
+// GT_MMA 1 (D only, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2 (sm_90+): m16n8k4. The
+// DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
+// mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
+// owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
 
 #if GT_PREC == 0
 typedef float real_t;
@@ -30,12 +35,27 @@ typedef double2 elem_t;
 #ifndef VEC_S
 #define VEC_S 1
 #endif
+#ifndef GT_MMA
+#define GT_MMA 0
+#endif
 #define THREADS (DIM_X * DIM_Y)
+#define THR_M (BLK_M / DIM_X)
+#define THR_N (BLK_N / DIM_Y)
+#if GT_MMA
+#if GT_PREC != 1
+#error "GT_MMA needs double precision"
+#endif
+#define WARPS_X (DIM_X / 8)
+// First row and column of this warp's part of the tile.
+#define WARP_ROW0 ((warp % WARPS_X) * THR_M * 8)
+#define WARP_COL0 ((warp / WARPS_X) * THR_N * 4)
+#define ROW_OF(i) (WARP_ROW0 + (i)*8 + lane / 4)
+#define COL_OF(j) (WARP_COL0 + ((j) / 2) * 8 + (lane % 4) * 2 + (j) % 2)
+#else
 // Row of C (within the tile) of a thread's i-th element: groups of VEC_S rows, DIM_X apart.
 #define ROW_OF(i) (((i) / VEC_S) * DIM_X * VEC_S + tx * VEC_S + (i) % VEC_S)
 #define COL_OF(j) (((j) / VEC_S) * DIM_Y * VEC_S + ty * VEC_S + (j) % VEC_S)
-#define THR_M (BLK_M / DIM_X)
-#define THR_N (BLK_N / DIM_Y)
+#endif
 
 // Stored tile of A: rows run along the contiguous dimension.
 #if GT_OP_A == 0
@@ -205,6 +225,8 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const int txa = tid % DIM_XA, tya = tid / DIM_XA;
   const int txb = tid % DIM_XB, tyb = tid / DIM_XB;
   const int tx = tid % DIM_X, ty = tid / DIM_X;
+  const int lane = tid % 32, warp = tid / 32;
+  (void)tx, (void)ty, (void)lane, (void)warp;  // each kernel kind uses one pair
 
   elem_t ra[A_COL_STEPS][A_ROW_STEPS][VEC_A];
   elem_t rb[B_COL_STEPS][B_ROW_STEPS][VEC_B];
@@ -299,6 +321,38 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
     const elem_t* sa = smem + cur * (SA_SIZE + SB_SIZE);
     const elem_t* sb = sa + SA_SIZE;
+#if GT_MMA
+    GT_UNROLL_K
+    for (int kk = 0; kk < BLK_K; kk += 4) {
+      // Fragments of m8n8k4: A's lane l holds (l/4, l%4), B's lane l holds (l%4, l/4).
+      double a[THR_M], b[THR_N / 2];
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, kk + lane % 4);
+#pragma unroll
+      for (int j = 0; j < THR_N / 2; ++j)
+        b[j] = SB_AT(sb, kk + lane % 4, WARP_COL0 + j * 8 + lane / 4);
+#if GT_MMA == 2
+        // m16n8k4 (sm_90): two vertically adjacent 8 x 8 tiles in one instruction.
+#pragma unroll
+      for (int i = 0; i < THR_M; i += 2)
+#pragma unroll
+        for (int j = 0; j < THR_N / 2; ++j)
+          asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+              "{%0, %1, %2, %3};"
+              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
+                "+d"(acc[i + 1][2 * j + 1])
+              : "d"(a[i]), "d"(a[i + 1]), "d"(b[j]));
+#else
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+        for (int j = 0; j < THR_N / 2; ++j)
+          asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1])
+              : "d"(a[i]), "d"(b[j]));
+#endif
+    }
+#else
     GT_UNROLL_K
     for (int kk = 0; kk < BLK_K; ++kk) {
       elem_t a[THR_M], b[THR_N];
@@ -327,6 +381,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #pragma unroll
         for (int j = 0; j < THR_N; ++j) gt_fma(acc[i][j], a[i], b[j]);
     }
+#endif
 
     if (STAGES == 1) __syncthreads();  // one buffer: all reads of it end before it is refilled
     if (has_next) {

@@ -44,6 +44,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("EDGE_REDIRECT", static_cast<int>(c.edge));
   def("RASTER", c.raster);
   def("VEC_S", c.vec_s);
+  def("GT_MMA", c.mma);
   s << kernel_template();
   return s.str();
 }

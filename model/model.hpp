@@ -128,6 +128,7 @@ struct Prediction {
   double wave_efficiency = 0;  // tiles / (blocks of the busiest SM x SMs)
   std::int64_t tiles = 0;
   double fma_count = 0;  // real FMA instructions executed (per thread lane), padded tiles included
+  int fmas_per_tensor_instr = 0;  // FMAs of one warp-wide mma (0: SIMT kernel)
   double dram_bytes = 0, l2_bytes = 0, smem_wavefronts = 0;
   TimeLimit limit = TimeLimit::Compute;
   std::string why() const;  // one line: the limiting term and the numbers behind it

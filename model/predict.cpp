@@ -84,7 +84,15 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double clock_hz = d.sm_clock_mhz * 1e6;
   const double e = element_bytes(p.precision);
   const int fpm = fmas_per_madd(p.precision);
-  const int lanes = is_double(p.precision) ? d.fp64_lanes_per_sm : d.fp32_lanes_per_sm;
+  // Hopper reaches its FP64 tensor peak only with the m16n8kX shapes; m8n8k4 runs at half of
+  // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
+  const int mma_rate = c.mma == 1 && d.cc_major >= 9 ? d.fp64_mma_per_sm / 2 : d.fp64_mma_per_sm;
+  const int lanes = c.mma                    ? mma_rate
+                    : is_double(p.precision) ? d.fp64_lanes_per_sm
+                                             : d.fp32_lanes_per_sm;
+  if (lanes <= 0)
+    throw InputError("configuration " + c.id() + " needs FP64 tensor cores, which " + d.name +
+                     " lacks (fp64_mma_per_sm = 0)");
   const std::int64_t tiles_m = ceil_div(p.m, c.blk_m), tiles_n = ceil_div(p.n, c.blk_n);
   r.tiles = tiles_m * tiles_n * p.batch;
   const std::int64_t k_tiles = ceil_div(p.k, c.blk_k);
@@ -99,8 +107,12 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double smem_iter = warps_per_block * warp_smem_wavefronts_per_step(c, bank);
   // Every warp instruction takes an issue slot: one per clock in each of 4 sub-partitions.
   // FFMA and scalar LDS compete for them, which caps SIMT GEMM below the FMA peak.
-  const double fma_instr = double(c.thr_m()) * c.thr_n() * fpm;
-  const double lds_instr = double(c.thr_m() + c.thr_n()) / c.vec_s;
+  // Per thread and unit of k. One mma (m8n8k4) covers 8 x 8 x 4, that is 2 x 4 of a lane's
+  // accumulator-k products, and its fragments are one element per 4 k.
+  const double fma_instr = c.mma ? double(c.thr_m()) * c.thr_n() / (c.mma == 2 ? 16.0 : 8.0)
+                                 : double(c.thr_m()) * c.thr_n() * fpm;
+  const double lds_instr =
+      c.mma ? (c.thr_m() + c.thr_n() / 2.0) / 4.0 : double(c.thr_m() + c.thr_n()) / c.vec_s;
   const double load_instr = loads_a / c.vec_a + loads_b / c.vec_b;
   const double loop_instr =
       c.unroll == 0 ? 0.0 : double(c.blk_k) / c.unroll * k.loop_instr_per_step;
@@ -138,6 +150,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double sm_time = sm_cycles / clock_hz;
   r.wave_efficiency = double(r.tiles) / double(busiest * d.sm_count);
 
+  r.fmas_per_tensor_instr = c.mma == 2 ? 16 * 8 * 4 : c.mma == 1 ? 8 * 8 * 4 : 0;
   r.fma_count = double(r.tiles) * c.blk_m * c.blk_n * double(k_tiles) * c.blk_k * fpm;
   r.t_compute = double(busiest) * k_tiles * fma_iter / k.fma_efficiency / clock_hz;
   r.t_smem = double(busiest) * k_tiles * smem_iter / k.smem_efficiency / clock_hz;

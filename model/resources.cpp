@@ -65,12 +65,18 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   const int lanes = std::min(32, c.threads());
   const int w = element_bytes(p) / 4;
   BankProfile b;
-  // Compute-loop reads: VEC_S consecutive elements per lane and instruction (ROW_OF(0), COL_OF(0)).
+  // Compute-loop reads: VEC_S consecutive elements per lane and instruction (ROW_OF(0), COL_OF(0));
+  // mma fragments: A's lane t reads (t/4, t%4), B's lane t reads (t%4, t/4).
   const int vs = std::max(1, c.vec_s);
-  b.read_a =
-      wavefronts(lanes, w * vs, [&](int t) { return index_a(c, (t % c.dim_x) * vs, 0) / vs; });
-  b.read_b =
-      wavefronts(lanes, w * vs, [&](int t) { return index_b(c, 0, (t / c.dim_x) * vs) / vs; });
+  if (c.mma) {
+    b.read_a = wavefronts(lanes, w, [&](int t) { return index_a(c, t / 4, t % 4); });
+    b.read_b = wavefronts(lanes, w, [&](int t) { return index_b(c, t % 4, t / 4); });
+  } else {
+    b.read_a =
+        wavefronts(lanes, w * vs, [&](int t) { return index_a(c, (t % c.dim_x) * vs, 0) / vs; });
+    b.read_b =
+        wavefronts(lanes, w * vs, [&](int t) { return index_b(c, 0, (t / c.dim_x) * vs) / vs; });
+  }
   b.store_a = wavefronts(lanes, w, [&](int t) {
     const int row = (t % c.dim_xa) * c.vec_a, col = t / c.dim_xa;
     return op_a == Op::N ? index_a(c, row, col) : index_a(c, col, row);
@@ -85,8 +91,11 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b) {
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + loads_a * b.store_a +
-         loads_b * b.store_b;
+  const double stores = loads_a * b.store_a + loads_b * b.store_b;
+  // An mma step reads one A element per mma row tile and one B element per column pair tile for
+  // 4 values of k.
+  if (c.mma) return c.blk_k / 4.0 * (c.thr_m() * b.read_a + c.thr_n() / 2.0 * b.read_b) + stores;
+  return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + stores;
 }
 
 std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
@@ -145,6 +154,8 @@ RegisterModel fit_register_model(const std::vector<RegisterSample>& samples) {
 namespace gemmtune {
 
 double c_store_sectors_per_warp(const KernelConfig& c, Precision p) {
+  // mma layout: 8 consecutive rows in each of 4 columns per store instruction.
+  if (c.mma) return 4 * std::ceil(8.0 * element_bytes(p) / 32.0);
   // Lanes run along M first: min(DIM_X, 32) of them per column of C, VEC_S rows apart.
   const int along_m = std::min(c.dim_x, 32);
   const int columns = std::max(1, 32 / along_m);

@@ -23,9 +23,12 @@ double sum_of(const CounterValues& counters, std::initializer_list<const char*> 
 }  // namespace
 
 std::vector<CounterComparison> compare_with_model(const CounterValues& c, const Prediction& p) {
-  const double fma = std::isnan(sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"}))
-                         ? sum_of(c, {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"})
-                         : sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"});
+  double fma = std::isnan(sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"}))
+                   ? sum_of(c, {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"})
+                   : sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"});
+  // A DMMA warp instruction is 8 x 8 x 4 or 16 x 8 x 4 FMAs.
+  const double dmma = sum_of(c, {"sm__inst_executed_pipe_tensor_op_dmma.sum"});
+  if (!std::isnan(dmma)) fma += double(p.fmas_per_tensor_instr) * dmma;
   return {
       {"time (us)", "gpu__time_duration.sum", sum_of(c, {"gpu__time_duration.sum"}) * 1e-3,
        p.time_s * 1e6},
@@ -38,7 +41,9 @@ std::vector<CounterComparison> compare_with_model(const CounterValues& c, const 
        sum_of(c, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"}),
        p.smem_wavefronts},
-      {"FMA instructions (per thread)", "smsp__sass_thread_inst_executed_op_{f,d}fma_pred_on.sum",
+      {"FMAs (per thread; 256 or 512 per DMMA)",
+       "smsp__sass_thread_inst_executed_op_{f,d}fma_pred_on.sum + FMAs per mma x "
+       "sm__inst_executed_pipe_tensor_op_dmma.sum",
        fma, p.fma_count},
   };
 }

@@ -258,6 +258,7 @@ const std::vector<std::string>& default_counter_metrics(Precision p) {
   static const std::vector<std::string> dbl = [] {
     auto v = common;
     v.push_back("smsp__sass_thread_inst_executed_op_dfma_pred_on.sum");
+    v.push_back("sm__inst_executed_pipe_tensor_op_dmma.sum");
     v.push_back("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active");
     return v;
   }();

@@ -23,6 +23,14 @@ std::pair<int, int> fma_lanes(int major, int minor) {
   return {128, 2};
 }
 
+// FP64 tensor cores at full rate: the data-centre parts (GA100, GH100); the others run
+// mma.sync f64 at a trickle, so the space leaves it out there.
+int fp64_mma_fmas(int major, int minor) {
+  if (major == 8 && minor == 0) return 64;
+  if (major == 9 && minor == 0) return 128;
+  return 0;
+}
+
 }  // namespace
 
 int cuda_device_count() {
@@ -55,6 +63,7 @@ DeviceSpec query_local_device() {
   auto [fp32, fp64] = fma_lanes(prop.major, prop.minor);
   d.fp32_lanes_per_sm = fp32;
   d.fp64_lanes_per_sm = fp64;
+  d.fp64_mma_per_sm = fp64_mma_fmas(prop.major, prop.minor);
   d.regs_per_sm = prop.regsPerMultiprocessor;
   d.regs_per_block = prop.regsPerBlock;
   d.smem_per_sm = std::int64_t(prop.sharedMemPerMultiprocessor);

@@ -19,6 +19,7 @@ struct StageContext {
 bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
+bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 double raw_register_estimate(const KernelConfig& c, Precision p);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].

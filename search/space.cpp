@@ -97,7 +97,7 @@ struct Walker {
     const DeviceSpec& d = ctx.device;
     switch (s) {
       case Stage::LayoutDivides:
-        return detail::layout_divides(c, p);
+        return detail::mma_supported(c, d) && detail::layout_divides(c, p);
       case Stage::WarpMultiple:
         return c.threads() % d.warp_size == 0;
       case Stage::MaxThreads:
@@ -207,7 +207,7 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
 
 double SpaceDomain::tiling_count() const {
   return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
-         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size();
+         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size() * mma.size();
 }
 
 double SpaceDomain::variant_count() const {
@@ -229,21 +229,23 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
             for (int dxa : dom.dim_xa)
               for (int dxb : dom.dim_xb)
                 for (int va : dom.vec_a)
-                  for (int vb : dom.vec_b) {
-                    c.blk_m = bm;
-                    c.blk_n = bn;
-                    c.blk_k = bk;
-                    c.dim_x = dx;
-                    c.dim_y = dy;
-                    c.dim_xa = dxa;
-                    c.dim_xb = dxb;
-                    const int t = dx * dy;
-                    c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                    c.dim_yb = t % dxb == 0 ? t / dxb : -1;
-                    c.vec_a = va;
-                    c.vec_b = vb;
-                    w.walk_tiling(c);
-                  }
+                  for (int vb : dom.vec_b)
+                    for (int mm : dom.mma) {
+                      c.blk_m = bm;
+                      c.blk_n = bn;
+                      c.blk_k = bk;
+                      c.dim_x = dx;
+                      c.dim_y = dy;
+                      c.dim_xa = dxa;
+                      c.dim_xb = dxb;
+                      const int t = dx * dy;
+                      c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                      c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                      c.vec_a = va;
+                      c.vec_b = vb;
+                      c.mma = mm;
+                      w.walk_tiling(c);
+                    }
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();
   double remaining = f.raw;

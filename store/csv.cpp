@@ -1,4 +1,5 @@
 // The seeds' CSV: one row per attempt (inputs, then status, error, time, GFLOP/s, then the rest).
+#include <algorithm>
 #include <sstream>
 
 #include "store/store.hpp"
@@ -116,7 +117,11 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   p.beta = {num("beta"), 0.0};
   p.validate();
   std::string id;
-  for (const auto& key : config_csv_header()) id += (id.empty() ? "" : "_") + key + get(key);
+  for (const auto& key : config_csv_header()) {
+    // Files written before the tensor-core kernels have no MM column: those are SIMT kernels.
+    if (key == "MM" && std::find(header.begin(), header.end(), key) == header.end()) continue;
+    id += (id.empty() ? "" : "_") + key + get(key);
+  }
   a.config = KernelConfig::parse(id);
   a.status = get("status");
   static const char* const statuses[] = {"ok",    "compile_error", "launch_error", "execute_error",

@@ -33,6 +33,7 @@ TEST_CASE("config: ids round-trip for random configurations", "[core]") {
     c.edge = pick({0, 1}) ? EdgeMode::Redirect : EdgeMode::Predicate;
     c.raster = pick({1, 8});
     c.vec_s = pick({1, 2, 4});
+    c.mma = pick({0, 1, 2});
     const std::string id = c.id();
     INFO(id);
     CHECK(KernelConfig::parse(id) == c);
@@ -57,6 +58,15 @@ TEST_CASE("config: malformed ids name the bad token", "[core]") {
   CHECK_THROWS_WITH(KernelConfig::parse("BM6x4"), Catch::Contains("BM"));
   CHECK_THROWS_WITH(KernelConfig::parse("BM"), Catch::Contains("KEY followed by a number"));
   CHECK_THROWS_WITH(KernelConfig::parse("ED7"), Catch::Contains("edge mode"));
+  CHECK_THROWS_WITH(KernelConfig::parse("MM3"), Catch::Contains("tensor cores"));
+}
+
+TEST_CASE("config: SIMT ids carry no MM token, tensor-core ids end in MM1", "[core]") {
+  KernelConfig c;
+  CHECK(c.id().find("MM") == std::string::npos);
+  c.mma = 1;
+  CHECK(c.id().substr(c.id().size() - 4) == "_MM1");
+  CHECK(KernelConfig::parse("BM64_MM1").mma == 1);
 }
 
 TEST_CASE("config: CSV columns match the id's keys", "[core]") {
@@ -64,5 +74,6 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 20);
+  CHECK(header.size() == 21);
+  CHECK(header.back() == "MM");
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 
 #include "search/search.hpp"
@@ -91,7 +92,8 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   dom.vec_s = {1, 4};
   const DeviceSpec d = find_builtin_device("A100");
   for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
-                           problem(Precision::Z, Op::C, Op::N, 100, 90, 70)}) {
+                           problem(Precision::Z, Op::C, Op::N, 100, 90, 70),
+                           problem(Precision::D, Op::T, Op::N, 2000, 1000, 256)}) {
     INFO(p.shape_id());
     ConstraintOptions options;
     options.enabled[size_t(Stage::MinOccupancy)] = false;  // exercise a switched-off stage
@@ -112,41 +114,44 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
                 for (int dxb : dom.dim_xb)
                   for (int va : dom.vec_a)
                     for (int vb : dom.vec_b)
-                      for (int st : dom.stages)
-                        for (int pd : dom.pad)
-                          for (int la : dom.smem_a_kmajor)
-                            for (int lb : dom.smem_b_kmajor)
-                              for (int vs : dom.vec_s)
-                                for (int pf : dom.prefetch)
-                                  for (int ur : dom.unroll)
-                                    for (int ed : dom.edge)
-                                      for (int rs : dom.raster) {
-                                        c.blk_m = bm;
-                                        c.blk_n = bn;
-                                        c.blk_k = bk;
-                                        c.dim_x = dx;
-                                        c.dim_y = dy;
-                                        c.dim_xa = dxa;
-                                        c.dim_xb = dxb;
-                                        c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                        c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                        c.vec_a = va;
-                                        c.vec_b = vb;
-                                        c.stages = st;
-                                        c.pad = pd;
-                                        c.smem_a_kmajor = la;
-                                        c.smem_b_kmajor = lb;
-                                        c.vec_s = vs;
-                                        c.prefetch = pf;
-                                        c.unroll = ur;
-                                        c.edge = EdgeMode(ed);
-                                        c.raster = rs;
-                                        const Stage s = first_failing_stage(p, d, dom, options, c);
-                                        if (s == Stage::Count)
-                                          brute.push_back(c);
-                                        else
-                                          rejected[s] += 1;
-                                      }
+                      for (int mm : dom.mma)
+                        for (int st : dom.stages)
+                          for (int pd : dom.pad)
+                            for (int la : dom.smem_a_kmajor)
+                              for (int lb : dom.smem_b_kmajor)
+                                for (int vs : dom.vec_s)
+                                  for (int pf : dom.prefetch)
+                                    for (int ur : dom.unroll)
+                                      for (int ed : dom.edge)
+                                        for (int rs : dom.raster) {
+                                          c.blk_m = bm;
+                                          c.blk_n = bn;
+                                          c.blk_k = bk;
+                                          c.dim_x = dx;
+                                          c.dim_y = dy;
+                                          c.dim_xa = dxa;
+                                          c.dim_xb = dxb;
+                                          c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                          c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                          c.vec_a = va;
+                                          c.vec_b = vb;
+                                          c.mma = mm;
+                                          c.stages = st;
+                                          c.pad = pd;
+                                          c.smem_a_kmajor = la;
+                                          c.smem_b_kmajor = lb;
+                                          c.vec_s = vs;
+                                          c.prefetch = pf;
+                                          c.unroll = ur;
+                                          c.edge = EdgeMode(ed);
+                                          c.raster = rs;
+                                          const Stage s =
+                                              first_failing_stage(p, d, dom, options, c);
+                                          if (s == Stage::Count)
+                                            brute.push_back(c);
+                                          else
+                                            rejected[s] += 1;
+                                        }
     double remaining = f.raw;
     for (const auto& row : f.rows) {
       INFO(stage_name(row.stage));
@@ -196,4 +201,36 @@ TEST_CASE("constraints: small and batched problems get seed 004's small blocks",
   }
   CHECK(has_warp_block);
   CHECK_THROWS_WITH(parse_stage("no_such_stage"), Catch::Contains("bank_conflicts"));
+}
+
+TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const DeviceSpec v100 = find_builtin_device("V100-SXM2");
+  KernelConfig c = KernelConfig::parse("BM64_BN128_BK16_DX16_DY16_DXA16_DXB16_PD4_ST2_MM1");
+  const Problem d = problem(Precision::D, Op::N, Op::N, 1024, 1024, 1024);
+  CHECK_FALSE(check_hard(d, h100, c));
+  auto message = [&](const Problem& p, const DeviceSpec& dev, const KernelConfig& k) {
+    const auto v = check_hard(p, dev, k);
+    return v ? v->message : std::string();
+  };
+  CHECK_THAT(message(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, c),
+             Catch::Contains("precision D (got S)"));
+  CHECK_THAT(message(d, v100, c), Catch::Contains("FP64 tensor cores") && Catch::Contains("sm_70"));
+  KernelConfig narrow = c;
+  narrow.dim_x = 4;
+  narrow.dim_y = 64;
+  CHECK_THAT(message(d, h100, narrow), Catch::Contains("DX a multiple of 8 (4)"));
+
+  auto count_mma = [](const std::vector<KernelConfig>& space) {
+    return std::count_if(space.begin(), space.end(), [](const auto& k) { return k.mma != 0; });
+  };
+  SpaceDomain dom = SpaceDomain::named("compact");
+  const auto on_h100 = pruned_space(d, h100, dom);
+  CHECK(count_mma(on_h100) > 0);
+  CHECK(std::count_if(on_h100.begin(), on_h100.end(), [](const auto& k) { return k.mma == 2; }) >
+        0);
+  CHECK(count_mma(on_h100) < std::ptrdiff_t(on_h100.size()));
+  CHECK(count_mma(pruned_space(d, v100, dom)) == 0);
+  CHECK(count_mma(pruned_space(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, dom)) ==
+        0);
 }

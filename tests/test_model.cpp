@@ -122,3 +122,41 @@ TEST_CASE("model: ranking is fast, ordered and explains itself", "[model]") {
   CHECK_THAT(r.top[0].prediction.why(), Catch::Contains("occupancy"));
   CHECK_THROWS_WITH(rank_space(sq(Precision::S, 64, 64, 64), h100, 0), Catch::Contains("top k"));
 }
+
+TEST_CASE("model: FP64 tensor-core kernels", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = sq(Precision::D, 4096, 4096, 4096);
+  const KernelConfig simt =
+      KernelConfig::parse("BM64_BN256_BK16_DX8_DY32_DXA16_DXB8_VA1_VB2_LA1_LB1_PD4_PF3_ST2");
+  KernelConfig mma = simt, m8n8k4 = simt;
+  mma.mma = 2;
+  m8n8k4.mma = 1;
+  REQUIRE_FALSE(check_hard(p, h100, mma));
+  REQUIRE_FALSE(check_hard(p, h100, m8n8k4));
+  const Prediction on_simt = predict(p, h100, simt, {}, 200);
+  const Prediction on_mma = predict(p, h100, mma, {}, 200);
+  // Same tiles, same FMAs, twice the FMA rate (128 vs 64 per clock per SM) with m16n8k4; on
+  // Hopper m8n8k4 only reaches the SIMT pipe's rate.
+  CHECK(on_mma.fma_count == on_simt.fma_count);
+  CHECK(on_mma.t_compute == Approx(0.5 * on_simt.t_compute));
+  CHECK(on_mma.time_s < on_simt.time_s);
+  CHECK(predict(p, h100, m8n8k4, {}, 200).t_compute == Approx(on_simt.t_compute));
+  // The A100 has no m16n8k4; its m8n8k4 runs at its full tensor rate (64 vs 32 SIMT).
+  const DeviceSpec a100 = find_builtin_device("A100");
+  CHECK(check_hard(p, a100, mma));
+  CHECK(predict(p, a100, m8n8k4, {}, 200).t_compute ==
+        Approx(0.5 * predict(p, a100, simt, {}, 200).t_compute));
+
+  // Fragment reads: 4 rows of k, 8 doubles each. A row pitch of 64 doubles puts the 4 rows on
+  // the same banks (4 wavefronts); 68 spreads them over all 32 (2, the least for 256 bytes).
+  KernelConfig unpadded = mma;
+  unpadded.pad = 0;
+  CHECK(bank_profile(unpadded, Precision::D, Op::N, Op::N).read_a == 4);
+  CHECK(bank_profile(mma, Precision::D, Op::N, Op::N).read_a == 2);
+  // One store instruction: 8 consecutive rows (64 bytes, 2 sectors) in each of 4 columns.
+  CHECK(c_store_sectors_per_warp(mma, Precision::D) == 8);
+
+  // Without tensor cores there is nothing to predict with.
+  CHECK_THROWS_WITH(predict(p, find_builtin_device("V100-SXM2"), mma),
+                    Catch::Contains("FP64 tensor cores"));
+}

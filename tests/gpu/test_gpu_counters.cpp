@@ -26,8 +26,10 @@ double value(const CounterValues& c, const std::string& name) {
 }
 
 // A configuration whose tiles divide the problem exactly, so every FMA is a useful one.
-KernelConfig full_tile_config(const Problem& p, const DeviceSpec& d) {
-  for (const auto& r : rank_space(p, d, 200).top) {
+KernelConfig full_tile_config(const Problem& p, const DeviceSpec& d, int mma = 0) {
+  SpaceDomain domain;
+  domain.mma = {mma};
+  for (const auto& r : rank_space(p, d, 200, {}, domain).top) {
     const KernelConfig& c = r.config;
     if (p.m % c.blk_m == 0 && p.n % c.blk_n == 0 && p.k % c.blk_k == 0) return c;
   }
@@ -40,9 +42,13 @@ KernelConfig full_tile_config(const Problem& p, const DeviceSpec& d) {
 TEST_CASE("gpu: counters of full-tile S and D GEMMs against exact counts and the model", "[gpu]") {
   GpuSession& gpu = counter_session();
   const DeviceSpec& d = gpu.device();
-  for (Precision pr : {Precision::S, Precision::D}) {
+  // S, D on the SIMT pipes, and D on the FP64 tensor cores where the GPU has them.
+  std::vector<std::pair<Precision, int>> kinds = {{Precision::S, 0}, {Precision::D, 0}};
+  if (d.fp64_mma_per_sm > 0) kinds.emplace_back(Precision::D, 1);
+  if (d.fp64_mma_per_sm > 0 && d.cc_major >= 9) kinds.emplace_back(Precision::D, 2);
+  for (auto [pr, mma] : kinds) {
     const Problem p = make_problem(pr, Op::N, Op::N, 2048, 2048, 2048);
-    const KernelConfig c = full_tile_config(p, d);
+    const KernelConfig c = full_tile_config(p, d, mma);
     INFO(to_char(pr) << " " << c.id());
     const CompileResult compiled =
         compile_source(render_source(c, p.precision, p.op_a, p.op_b), d.arch());
@@ -58,13 +64,19 @@ TEST_CASE("gpu: counters of full-tile S and D GEMMs against exact counts and the
                      << " s");
     CHECK(seconds < 2.0);
 
-    // Every FMA of a full-tile GEMM is executed once per (m, n, k).
+    // Every FMA of a full-tile GEMM is executed once per (m, n, k); a DMMA is 8x8x4 or 16x8x4.
     const double mnk = double(p.m) * double(p.n) * double(p.k);
-    const double fma =
+    double fma =
         value(counters, pr == Precision::S ? "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
                                            : "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum");
+    if (pr == Precision::D) {
+      const double dmma = value(counters, "sm__inst_executed_pipe_tensor_op_dmma.sum");
+      CHECK((mma ? fma : dmma) == 0);
+      fma += (mma == 2 ? 512 : 256) * dmma;
+    }
     CHECK(fma == mnk);
     const Prediction pred = predict(p, d, c, {}, compiled.registers);
+    CHECK(pred.fmas_per_tensor_instr == (mma == 2 ? 512 : mma == 1 ? 256 : 0));
     CHECK(pred.fma_count == fma);
 
     // Achieved occupancy cannot exceed what the registers and shared memory allow.

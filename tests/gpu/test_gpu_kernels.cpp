@@ -103,17 +103,22 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
           make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
           make(pr, a, b, 1000, 1000, 1000),
           make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // strided batch of 5
-      int picked = 0;
-      for (const auto& c : sample(problems[3], 400, salt++)) {
+      // Two SIMT kernels, and for D two on FP64 tensor cores where the GPU has them.
+      const int want_mma = pr == Precision::D && d.fp64_mma_per_sm > 0 ? 2 : 0;
+      int picked[2] = {0, 0};
+      for (const auto& c : sample(problems[3], 2000, salt++)) {
         bool valid_for_all = true;
         for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
-        if (!valid_for_all) continue;
+        const int kind = c.mma ? 1 : 0;
+        if (!valid_for_all || picked[kind] == (kind ? want_mma : 2)) continue;
         jobs.push_back({c, pr, a, b});
         problems_of_job.push_back(problems);
-        if (++picked == 2) break;
+        ++picked[kind];
+        if (picked[0] == 2 && picked[1] == want_mma) break;
       }
       INFO(to_char(pr) << to_char(a) << to_char(b));
-      CHECK(picked == 2);
+      CHECK(picked[0] == 2);
+      CHECK(picked[1] == want_mma);
     }
   const auto compiled = compile_many(jobs, d.arch());
   for (size_t i = 0; i < jobs.size(); ++i)
@@ -138,6 +143,35 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
     ++checked;
   }
   CHECK(checked >= 250);
+}
+
+TEST_CASE("gpu: DGEMM on FP64 tensor cores is right and beats the SIMT DGEMM", "[gpu]") {
+  const DeviceSpec& d = session().device();
+  if (d.fp64_mma_per_sm == 0) {
+    WARN("SKIPPED: " << d.name << " has no full-rate FP64 tensor cores");
+    return;
+  }
+  TimingOptions timing;
+  const Problem p = make(Precision::D, Op::N, Op::N, 2048, 2048, 2048);
+  // The model's best of each kind.
+  SpaceDomain simt, mma;
+  simt.mma = {0};
+  mma.mma = {1, 2};
+  const KernelConfig best_simt = rank_space(p, d, 1, {}, simt).top.at(0).config;
+  const KernelConfig best_mma = rank_space(p, d, 1, {}, mma).top.at(0).config;
+  const auto compiled = compile_many(
+      {{best_simt, p.precision, p.op_a, p.op_b}, {best_mma, p.precision, p.op_a, p.op_b}},
+      d.arch());
+  const Measurement m_simt = session().measure(p, best_simt, compiled[0], timing);
+  const Measurement m_mma = session().measure(p, best_mma, compiled[1], timing);
+  INFO(best_simt.id() << " " << m_simt.median_s * 1e6 << " us; " << best_mma.id() << " "
+                      << m_mma.median_s * 1e6 << " us " << m_mma.error);
+  REQUIRE(m_mma.status == Status::Ok);
+  REQUIRE(m_simt.status == Status::Ok);
+  CHECK(m_mma.rel_error <= verify_tolerance(p.precision));
+  CHECK(m_mma.median_s < m_simt.median_s);
+  WARN("D 2048^3: SIMT " << p.flops() / m_simt.median_s * 1e-9 << " GFLOP/s, tensor cores "
+                         << p.flops() / m_mma.median_s * 1e-9 << " GFLOP/s");
 }
 
 TEST_CASE("gpu: a kernel that computes the wrong thing is caught", "[gpu]") {
