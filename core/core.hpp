@@ -100,6 +100,8 @@ struct KernelConfig {
   // The DIM_X x DIM_Y grid is then a
   // grid of warps of 8 x 4 lanes (the mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
   int mma = 0;
+  // 1: shared tiles filled by a STAGES-deep cp.async pipeline (sm_80+), no register staging.
+  int async_copy = 0;
 
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }

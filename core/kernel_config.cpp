@@ -26,8 +26,17 @@ constexpr Field kFields[] = {
     {"VS", &KernelConfig::vec_s},
 };
 constexpr const char* kEdgeKey = "ED";
-// Appended after ED, and only when not 0, so the ids of SIMT kernels stay as recorded.
-constexpr const char* kMmaKey = "MM";
+// Appended after ED, and only when not 0, so the ids recorded before they existed stay valid.
+struct OptionalField {
+  const char* key;
+  int KernelConfig::*member;
+  int max;
+  const char* meaning;
+};
+constexpr OptionalField kOptionalFields[] = {
+    {"MM", &KernelConfig::mma, 2, "0 (SIMT), 1 (FP64 tensor cores, m8n8k4) or 2 (m16n8k4)"},
+    {"AC", &KernelConfig::async_copy, 1, "0 (register staging) or 1 (cp.async pipeline)"},
+};
 
 }  // namespace
 
@@ -39,7 +48,8 @@ std::string KernelConfig::id() const {
     out += std::to_string(this->*f.member);
   }
   out += std::string("_") + kEdgeKey + std::to_string(static_cast<int>(edge));
-  if (mma != 0) out += std::string("_") + kMmaKey + std::to_string(mma);
+  for (const OptionalField& f : kOptionalFields)
+    if (this->*f.member != 0) out += std::string("_") + f.key + std::to_string(this->*f.member);
   return out;
 }
 
@@ -77,18 +87,18 @@ KernelConfig KernelConfig::parse(std::string_view id) {
       c.edge = static_cast<EdgeMode>(value);
       matched = true;
     }
-    if (key == kMmaKey) {
-      if (value < 0 || value > 2)
-        throw InputError("MM" + std::to_string(value) +
-                         ": mma must be 0 (SIMT), 1 (FP64 tensor cores, m8n8k4) or 2 (m16n8k4)");
-      c.mma = value;
+    for (const OptionalField& f : kOptionalFields) {
+      if (key != f.key) continue;
+      if (value < 0 || value > f.max)
+        throw InputError(key + std::to_string(value) + ": " + key + " must be " + f.meaning);
+      c.*f.member = value;
       matched = true;
     }
     if (!matched) {
       std::vector<std::string> keys;
       for (const Field& f : kFields) keys.emplace_back(f.key);
       keys.emplace_back(kEdgeKey);
-      keys.emplace_back(kMmaKey);
+      for (const OptionalField& f : kOptionalFields) keys.emplace_back(f.key);
       throw InputError("unknown configuration id key '" + key + "' (known: " + join(keys, ", ") +
                        ")");
     }
@@ -106,7 +116,7 @@ std::vector<std::string> config_csv_header() {
   std::vector<std::string> names;
   for (const Field& f : kFields) names.emplace_back(f.key);
   names.emplace_back(kEdgeKey);
-  names.emplace_back(kMmaKey);
+  for (const OptionalField& f : kOptionalFields) names.emplace_back(f.key);
   return names;
 }
 
@@ -114,7 +124,7 @@ std::vector<int> config_csv_values(const KernelConfig& c) {
   std::vector<int> values;
   for (const Field& f : kFields) values.push_back(c.*f.member);
   values.push_back(static_cast<int>(c.edge));
-  values.push_back(c.mma);
+  for (const OptionalField& f : kOptionalFields) values.push_back(c.*f.member);
   return values;
 }
 

@@ -3,7 +3,8 @@
 // The renderer (kernels/render.cpp) prepends one #define per tuning parameter:
 //   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
-//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA.
+//   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA,
+//   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles).
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
 // each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
@@ -187,6 +188,54 @@ __device__ __forceinline__ void gt_load(elem_t (&out)[V], const elem_t* __restri
   }
 }
 
+// gt_load without bounds: the caller knows [row, row+V) x col lies inside the matrix. Interior
+// tiles take this path, free of the per-load branches that hold back the scheduler (see
+// bench/NOTES.md: it matters for tensor-core DGEMM with one block per SM, not for SIMT SGEMM).
+template <int V, bool Conj>
+__device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* __restrict__ base,
+                                               long long ld, int row, int col) {
+  if (V > 1) {
+    gt_vec<V> w = *reinterpret_cast<const gt_vec<V>*>(base + row + (long long)col * ld);
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[v] = Conj ? gt_conj(w.v[v]) : w.v[v];
+  } else {
+    out[0] = Conj ? gt_conj(base[row + (long long)col * ld]) : base[row + (long long)col * ld];
+  }
+}
+
+#ifndef ASYNC_COPY
+#define ASYNC_COPY 0
+#endif
+#if ASYNC_COPY
+// cp.async (sm_80+): BYTES from global src to shared dst without a register round trip; bytes
+// past `valid` are zero-filled, which is how the edges of A and B read as zeros.
+template <int BYTES>
+__device__ __forceinline__ void gt_cp_async(elem_t* dst, const elem_t* src, int valid) {
+  unsigned addr;
+  asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }"
+               : "=r"(addr)
+               : "l"(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(addr), "l"(src), "n"(BYTES),
+               "r"(valid)
+               : "memory");
+}
+__device__ __forceinline__ void gt_cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void gt_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+// Copies stored rows [row, row+V) of column col; what lies outside rows x cols reads as zero.
+template <int V>
+__device__ __forceinline__ void gt_copy(elem_t* dst, const elem_t* __restrict__ base, long long ld,
+                                        int row, int col, int rows, int cols) {
+  const int valid = col < cols ? min(max(rows - row, 0), V) : 0;
+  const elem_t* src = valid > 0 ? base + row + (long long)col * ld : base;
+  gt_cp_async<V* int(sizeof(elem_t))>(dst, src, valid * int(sizeof(elem_t)));
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS)
     gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* __restrict__ A, long long lda,
                     long long stride_a, const elem_t* __restrict__ B, long long ldb,
@@ -237,7 +286,27 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     for (int j = 0; j < THR_N; ++j) acc[i][j] = gt_zero();
 
   // Global -> registers for the K step starting at k0.
+  // Tiles wholly inside M x N (all but the last row and column of tiles) skip the bounds checks
+  // for every K step that is wholly inside K.
+  // load/store/copy of A and B mirror each other on purpose: one walker shared by both
+  // (tried, bench/NOTES.md) changed ptxas' schedule and cost SGEMM 1.5-15%.
+  const bool inside_mn = m0 + BLK_M <= M && n0 + BLK_N <= N;
   auto load_a = [&](int k0) {
+    if (inside_mn && k0 + BLK_K <= K) {
+#pragma unroll
+      for (int c = 0; c < A_COL_STEPS; ++c)
+#pragma unroll
+        for (int r = 0; r < A_ROW_STEPS; ++r) {
+          const int row = txa * VEC_A + r * DIM_XA * VEC_A;
+          const int col = tya + c * DIM_YA;
+#if GT_OP_A == 0
+          gt_load_inside<VEC_A, false>(ra[c][r], A, lda, m0 + row, k0 + col);
+#else
+          gt_load_inside<VEC_A, GT_OP_A == 2>(ra[c][r], A, lda, k0 + row, m0 + col);
+#endif
+        }
+      return;
+    }
 #pragma unroll
     for (int c = 0; c < A_COL_STEPS; ++c)
 #pragma unroll
@@ -253,6 +322,21 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       }
   };
   auto load_b = [&](int k0) {
+    if (inside_mn && k0 + BLK_K <= K) {
+#pragma unroll
+      for (int c = 0; c < B_COL_STEPS; ++c)
+#pragma unroll
+        for (int r = 0; r < B_ROW_STEPS; ++r) {
+          const int row = txb * VEC_B + r * DIM_XB * VEC_B;
+          const int col = tyb + c * DIM_YB;
+#if GT_OP_B == 0
+          gt_load_inside<VEC_B, false>(rb[c][r], B, ldb, k0 + row, n0 + col);
+#else
+          gt_load_inside<VEC_B, GT_OP_B == 2>(rb[c][r], B, ldb, n0 + row, k0 + col);
+#endif
+        }
+      return;
+    }
 #pragma unroll
     for (int c = 0; c < B_COL_STEPS; ++c)
 #pragma unroll
@@ -303,24 +387,41 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         }
   };
 
-  const int k_tiles = (K + BLK_K - 1) / BLK_K;
-  load_a(0);
-  load_b(0);
-  store_a(0);
-  store_b(0);
-  __syncthreads();
+#if ASYNC_COPY
+  // Global -> shared stage s for the K step at k0. The shared tiles keep the stored order, so
+  // each copy is VEC contiguous elements (the constraints ask for LA, LB that allow it).
+  auto copy_tiles = [&](int s, int k0) {
+    elem_t* sa = smem + s * (SA_SIZE + SB_SIZE);
+    elem_t* sb = sa + SA_SIZE;
+#pragma unroll
+    for (int c = 0; c < A_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < A_ROW_STEPS; ++r) {
+        const int row = txa * VEC_A + r * DIM_XA * VEC_A;
+        const int col = tya + c * DIM_YA;
+#if GT_OP_A == 0
+        gt_copy<VEC_A>(&SA_AT(sa, row, col), A, lda, m0 + row, k0 + col, M, K);
+#else
+        gt_copy<VEC_A>(&SA_AT(sa, col, row), A, lda, k0 + row, m0 + col, K, M);
+#endif
+      }
+#pragma unroll
+    for (int c = 0; c < B_COL_STEPS; ++c)
+#pragma unroll
+      for (int r = 0; r < B_ROW_STEPS; ++r) {
+        const int row = txb * VEC_B + r * DIM_XB * VEC_B;
+        const int col = tyb + c * DIM_YB;
+#if GT_OP_B == 0
+        gt_copy<VEC_B>(&SB_AT(sb, row, col), B, ldb, k0 + row, n0 + col, K, N);
+#else
+        gt_copy<VEC_B>(&SB_AT(sb, col, row), B, ldb, n0 + row, k0 + col, N, K);
+#endif
+      }
+  };
+#endif
 
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    const int cur = STAGES == 2 ? (kt & 1) : 0;
-    const int nxt = STAGES == 2 ? (cur ^ 1) : 0;
-    const bool has_next = kt + 1 < k_tiles;
-    const int k_next = (kt + 1) * BLK_K;
-    // Prefetched operands are in flight while this step computes.
-    if ((PREFETCH & 1) && has_next) load_a(k_next);
-    if ((PREFETCH & 2) && has_next) load_b(k_next);
-
-    const elem_t* sa = smem + cur * (SA_SIZE + SB_SIZE);
-    const elem_t* sb = sa + SA_SIZE;
+  // One K step on the shared tiles sa, sb.
+  auto compute = [&](const elem_t* sa, const elem_t* sb) {
 #if GT_MMA
     GT_UNROLL_K
     for (int kk = 0; kk < BLK_K; kk += 4) {
@@ -382,6 +483,43 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < THR_N; ++j) gt_fma(acc[i][j], a[i], b[j]);
     }
 #endif
+  };
+
+  const int k_tiles = (K + BLK_K - 1) / BLK_K;
+#if ASYNC_COPY
+  // STAGES-deep pipeline of cp.async copies straight into shared memory (sm_80+): the copies of
+  // tile kt + STAGES - 1 are in flight while tile kt computes. Group g holds tile g.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) copy_tiles(s, s * BLK_K);
+    gt_cp_async_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed
+    __syncthreads();                 // everyone's have, and everyone is done with tile kt - 1
+    const int next = kt + STAGES - 1;
+    if (next < k_tiles) copy_tiles(next % STAGES, next * BLK_K);  // into tile kt - 1's slot
+    gt_cp_async_commit();
+    const int cur = kt % STAGES;
+    compute(smem + cur * (SA_SIZE + SB_SIZE), smem + cur * (SA_SIZE + SB_SIZE) + SA_SIZE);
+  }
+#else
+  load_a(0);
+  load_b(0);
+  store_a(0);
+  store_b(0);
+  __syncthreads();
+
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const int cur = STAGES == 2 ? (kt & 1) : 0;
+    const int nxt = STAGES == 2 ? (cur ^ 1) : 0;
+    const bool has_next = kt + 1 < k_tiles;
+    const int k_next = (kt + 1) * BLK_K;
+    // Prefetched operands are in flight while this step computes.
+    if ((PREFETCH & 1) && has_next) load_a(k_next);
+    if ((PREFETCH & 2) && has_next) load_b(k_next);
+
+    compute(smem + cur * (SA_SIZE + SB_SIZE), smem + cur * (SA_SIZE + SB_SIZE) + SA_SIZE);
 
     if (STAGES == 1) __syncthreads();  // one buffer: all reads of it end before it is refilled
     if (has_next) {
@@ -392,6 +530,8 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();
   }
+
+#endif
 
   const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
 #pragma unroll

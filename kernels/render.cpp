@@ -45,6 +45,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("RASTER", c.raster);
   def("VEC_S", c.vec_s);
   def("GT_MMA", c.mma);
+  def("ASYNC_COPY", c.async_copy);
   s << kernel_template();
   return s.str();
 }

@@ -119,13 +119,17 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double issue_iter =
       warps_per_block *
       (c.blk_k * (fma_instr + lds_instr) + load_instr * k.instr_per_global_load +
-       (loads_a + loads_b) + loop_instr + 4.0 * c.stages) /
+       (c.async_copy ? 0.0 : loads_a + loads_b) + loop_instr + 4.0 * c.stages) /
       4.0;
   const double work_iter = std::max({fma_iter / k.fma_efficiency, smem_iter / k.smem_efficiency,
                                      issue_iter / k.issue_efficiency});
   const double syncs = c.stages == 1 ? 2.0 : 1.0;
-  const double exposed =
-      c.prefetch == 3 ? std::max(0.0, k.mem_latency_cycles - work_iter) : k.mem_latency_cycles;
+  // Global-load latency left after the work that overlaps it: one K step with register
+  // prefetch of both operands, STAGES - 1 steps with the cp.async pipeline, none otherwise.
+  const double overlap = c.async_copy      ? (c.stages - 1) * work_iter
+                         : c.prefetch == 3 ? work_iter
+                                           : 0.0;
+  const double exposed = std::max(0.0, k.mem_latency_cycles - overlap);
   // The epilogue's C traffic moves in 32-byte sectors; a thread layout that scatters a warp's
   // elements over many sectors multiplies it (skinny-K problems are dominated by it).
   const bool reads_c = p.beta.re != 0.0 || p.beta.im != 0.0;

@@ -102,8 +102,10 @@ std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
   const double rw = element_bytes(p) / 4.0;
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  const double pf = ((c.prefetch & 1) ? loads_a : 0) + ((c.prefetch & 2) ? loads_b : 0);
-  const double staged = loads_a + loads_b - pf;
+  // The cp.async pipeline stages nothing in registers.
+  const double pf =
+      c.async_copy ? 0.0 : ((c.prefetch & 1) ? loads_a : 0) + ((c.prefetch & 2) ? loads_b : 0);
+  const double staged = c.async_copy ? 0.0 : loads_a + loads_b - pf;
   const double addresses = loads_a / c.vec_a + loads_b / c.vec_b;
   return {1.0,
           double(c.thr_m()) * c.thr_n() * rw,

@@ -68,6 +68,25 @@ bool mma_supported(const KernelConfig& c, const DeviceSpec& d) {
   return c.mma == 0 || (d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9));
 }
 
+bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  if (!c.async_copy) return true;
+  // cp.async moves 4, 8 or 16 bytes and cannot conjugate on the way.
+  auto size_ok = [&](int vec) {
+    const int bytes = vec * element_bytes(p.precision);
+    return bytes == 4 || bytes == 8 || bytes == 16;
+  };
+  return d.cc_major >= 8 && p.op_a != Op::C && p.op_b != Op::C && size_ok(c.vec_a) &&
+         size_ok(c.vec_b);
+}
+
+bool async_layout_ok(const KernelConfig& c, const Problem& p) {
+  if (!c.async_copy) return c.stages <= 2;
+  // Copies land in stored order: K-major A only for op N, K-major B only for op T.
+  return c.stages >= 2 && c.smem_a_kmajor == (p.op_a == Op::N ? 1 : 0) &&
+         c.smem_b_kmajor == (p.op_b == Op::N ? 0 : 1) && c.pad % c.vec_a == 0 &&
+         c.pad % c.vec_b == 0;
+}
+
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
   if (c.vec_s == 1) return true;
   if (c.mma) return false;  // mma fragments are single elements
@@ -120,6 +139,8 @@ bool reads_coalesced(const KernelConfig& c, const Problem& p) {
 
 bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   const Problem& p = ctx.problem;
+  // The cp.async pipeline has no register prefetch and zero-fills edges whatever ED says.
+  if (c.async_copy && (c.prefetch != 0 || c.edge != EdgeMode::Predicate)) return false;
   if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
   if (c.raster > 1) {
     const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;
@@ -143,16 +164,23 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
   auto positive = [](int v) { return v > 0; };
   if (!positive(c.blk_m) || !positive(c.blk_n) || !positive(c.blk_k) || !positive(c.dim_x) ||
       !positive(c.dim_y) || !positive(c.dim_xa) || !positive(c.dim_xb) || !positive(c.dim_ya) ||
-      !positive(c.dim_yb) || !positive(c.vec_a) || !positive(c.vec_b) ||
-      (c.stages != 1 && c.stages != 2) || c.pad < 0 || c.pad > 8 || c.prefetch < 0 ||
-      c.prefetch > 3 || c.unroll < 0 || c.raster < 1 ||
+      !positive(c.dim_yb) || !positive(c.vec_a) || !positive(c.vec_b) || c.stages < 1 ||
+      c.stages > 4 || c.async_copy < 0 || c.async_copy > 1 || c.pad < 0 || c.pad > 8 ||
+      c.prefetch < 0 || c.prefetch > 3 || c.unroll < 0 || c.raster < 1 ||
       (c.smem_a_kmajor != 0 && c.smem_a_kmajor != 1) ||
       (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
       (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
       (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 2)
     return fail(Stage::LayoutDivides, "a parameter is out of range in " + c.id() +
-                                          " (sizes > 0; VA, VB, VS in {1,2,4}; ST in {1,2}; PD "
-                                          "0..8; PF 0..3; LA, LB 0/1; MM 0..2; RS >= 1)");
+                                          " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
+                                          "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..2; RS >= 1)");
+  if (!async_copy_supported(c, p, d))
+    return fail(Stage::LayoutDivides,
+                "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +
+                    d.arch() + "), op n or t (got " + to_char(p.op_a) + to_char(p.op_b) +
+                    ") and copies of 4, 8 or 16 bytes (VA " + std::to_string(c.vec_a) + ", VB " +
+                    std::to_string(c.vec_b) + " of " + std::to_string(element_bytes(p.precision)) +
+                    "-byte elements)");
   if (!mma_supported(c, d))
     return fail(Stage::LayoutDivides, "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
                                           (c.mma == 2 ? " with m16n8k4 (sm_90 and later)" : "") +
@@ -201,6 +229,16 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     " elements need K-major A and B tiles (LA1, LB1), padding a multiple of " +
                     std::to_string(c.vec_s) + ", thread tiles " + std::to_string(c.thr_m()) + "x" +
                     std::to_string(c.thr_n()) + " divisible by it and <= 16 bytes");
+  if (!async_layout_ok(c, p))
+    return fail(Stage::SharedVector,
+                c.async_copy
+                    ? "AC1 (cp.async) copies in stored order: it needs LA" +
+                          std::to_string(p.op_a == Op::N ? 1 : 0) + " and LB" +
+                          std::to_string(p.op_b == Op::N ? 0 : 1) + " for op " + to_char(p.op_a) +
+                          to_char(p.op_b) + ", padding divisible by VA and VB, and ST 2..4 (got " +
+                          c.id() + ")"
+                    : "ST" + std::to_string(c.stages) +
+                          ": more than 2 stages needs the cp.async pipeline (AC1)");
   const double regs = raw_register_estimate(c, p.precision);
   if (regs > register_limit(c, d))
     return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +

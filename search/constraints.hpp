@@ -20,6 +20,9 @@ bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
+bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
+// Stage counts and shared layouts the fill path (registers or cp.async) can produce.
+bool async_layout_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 double raw_register_estimate(const KernelConfig& c, Precision p);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].

@@ -97,7 +97,8 @@ struct Walker {
     const DeviceSpec& d = ctx.device;
     switch (s) {
       case Stage::LayoutDivides:
-        return detail::mma_supported(c, d) && detail::layout_divides(c, p);
+        return detail::mma_supported(c, d) && detail::async_copy_supported(c, p, d) &&
+               detail::layout_divides(c, p);
       case Stage::WarpMultiple:
         return c.threads() % d.warp_size == 0;
       case Stage::MaxThreads:
@@ -105,7 +106,7 @@ struct Walker {
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
-        return detail::shared_vector_ok(c, p);
+        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -202,12 +203,14 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   d.prefetch = {0, 3};
   d.vec_s = {1, 4};
   d.stages = {2};
+  d.async_copy = {0};  // as recorded in tests/data (sweeps from before the cp.async pipeline)
   return d;
 }
 
 double SpaceDomain::tiling_count() const {
   return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
-         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size() * mma.size();
+         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size() * mma.size() *
+         async_copy.size();
 }
 
 double SpaceDomain::variant_count() const {
@@ -230,22 +233,24 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
               for (int dxb : dom.dim_xb)
                 for (int va : dom.vec_a)
                   for (int vb : dom.vec_b)
-                    for (int mm : dom.mma) {
-                      c.blk_m = bm;
-                      c.blk_n = bn;
-                      c.blk_k = bk;
-                      c.dim_x = dx;
-                      c.dim_y = dy;
-                      c.dim_xa = dxa;
-                      c.dim_xb = dxb;
-                      const int t = dx * dy;
-                      c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                      c.dim_yb = t % dxb == 0 ? t / dxb : -1;
-                      c.vec_a = va;
-                      c.vec_b = vb;
-                      c.mma = mm;
-                      w.walk_tiling(c);
-                    }
+                    for (int mm : dom.mma)
+                      for (int ac : dom.async_copy) {
+                        c.blk_m = bm;
+                        c.blk_n = bn;
+                        c.blk_k = bk;
+                        c.dim_x = dx;
+                        c.dim_y = dy;
+                        c.dim_xa = dxa;
+                        c.dim_xb = dxb;
+                        const int t = dx * dy;
+                        c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                        c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                        c.vec_a = va;
+                        c.vec_b = vb;
+                        c.mma = mm;
+                        c.async_copy = ac;
+                        w.walk_tiling(c);
+                      }
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();
   double remaining = f.raw;

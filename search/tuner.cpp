@@ -141,6 +141,17 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
     if (n.dim_xb > 0 && n.threads() % n.dim_xb == 0) n.dim_yb = n.threads() / n.dim_xb;
+    // The cp.async pipeline fixes what it does not use: layouts in stored order, no register
+    // prefetch, zero-filled edges, two stages at least; register staging has at most two.
+    if (n.async_copy) {
+      n.smem_a_kmajor = problem.op_a == Op::N ? 1 : 0;
+      n.smem_b_kmajor = problem.op_b == Op::N ? 0 : 1;
+      n.prefetch = 0;
+      n.edge = EdgeMode::Predicate;
+      n.stages = std::max(2, n.stages);
+    } else {
+      n.stages = std::min(2, n.stages);
+    }
     if (check_hard(problem, device, n)) return;
     if (seen.insert(n.id()).second) out.push_back(n);
   };
@@ -166,7 +177,9 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   step(&KernelConfig::dim_xb, dom.dim_xb, true);
   step(&KernelConfig::vec_a, dom.vec_a, true);
   step(&KernelConfig::vec_b, dom.vec_b, true);
-  step(&KernelConfig::stages, {1, 2}, false);
+  step(&KernelConfig::stages, dom.stages, true);
+  step(&KernelConfig::mma, dom.mma, false);
+  step(&KernelConfig::async_copy, dom.async_copy, false);
   step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
   step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
   step(&KernelConfig::smem_b_kmajor, {0, 1}, false);

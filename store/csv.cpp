@@ -118,8 +118,10 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   p.validate();
   std::string id;
   for (const auto& key : config_csv_header()) {
-    // Files written before the tensor-core kernels have no MM column: those are SIMT kernels.
-    if (key == "MM" && std::find(header.begin(), header.end(), key) == header.end()) continue;
+    // Files written before the tensor-core and cp.async kernels lack MM and AC: both were 0.
+    if ((key == "MM" || key == "AC") &&
+        std::find(header.begin(), header.end(), key) == header.end())
+      continue;
     id += (id.empty() ? "" : "_") + key + get(key);
   }
   a.config = KernelConfig::parse(id);

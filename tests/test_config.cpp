@@ -34,6 +34,7 @@ TEST_CASE("config: ids round-trip for random configurations", "[core]") {
     c.raster = pick({1, 8});
     c.vec_s = pick({1, 2, 4});
     c.mma = pick({0, 1, 2});
+    c.async_copy = pick({0, 1});
     const std::string id = c.id();
     INFO(id);
     CHECK(KernelConfig::parse(id) == c);
@@ -67,6 +68,10 @@ TEST_CASE("config: SIMT ids carry no MM token, tensor-core ids end in MM1", "[co
   c.mma = 1;
   CHECK(c.id().substr(c.id().size() - 4) == "_MM1");
   CHECK(KernelConfig::parse("BM64_MM1").mma == 1);
+  c.async_copy = 1;
+  CHECK(c.id().substr(c.id().size() - 8) == "_MM1_AC1");
+  CHECK(KernelConfig::parse(c.id()) == c);
+  CHECK_THROWS_WITH(KernelConfig::parse("AC2"), Catch::Contains("cp.async"));
 }
 
 TEST_CASE("config: CSV columns match the id's keys", "[core]") {
@@ -74,6 +79,7 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 21);
-  CHECK(header.back() == "MM");
+  CHECK(header.size() == 22);
+  CHECK(header[20] == "MM");
+  CHECK(header.back() == "AC");
 }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "search/search.hpp"
 #include "tests/catch.hpp"
@@ -90,6 +91,8 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   dom.prefetch = {0, 3};
   dom.raster = {1, 8};
   dom.vec_s = {1, 4};
+  dom.stages = {1, 2, 3};
+  dom.mma = {0, 1};
   const DeviceSpec d = find_builtin_device("A100");
   for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
                            problem(Precision::Z, Op::C, Op::N, 100, 90, 70),
@@ -115,43 +118,45 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
                   for (int va : dom.vec_a)
                     for (int vb : dom.vec_b)
                       for (int mm : dom.mma)
-                        for (int st : dom.stages)
-                          for (int pd : dom.pad)
-                            for (int la : dom.smem_a_kmajor)
-                              for (int lb : dom.smem_b_kmajor)
-                                for (int vs : dom.vec_s)
-                                  for (int pf : dom.prefetch)
-                                    for (int ur : dom.unroll)
-                                      for (int ed : dom.edge)
-                                        for (int rs : dom.raster) {
-                                          c.blk_m = bm;
-                                          c.blk_n = bn;
-                                          c.blk_k = bk;
-                                          c.dim_x = dx;
-                                          c.dim_y = dy;
-                                          c.dim_xa = dxa;
-                                          c.dim_xb = dxb;
-                                          c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                          c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                          c.vec_a = va;
-                                          c.vec_b = vb;
-                                          c.mma = mm;
-                                          c.stages = st;
-                                          c.pad = pd;
-                                          c.smem_a_kmajor = la;
-                                          c.smem_b_kmajor = lb;
-                                          c.vec_s = vs;
-                                          c.prefetch = pf;
-                                          c.unroll = ur;
-                                          c.edge = EdgeMode(ed);
-                                          c.raster = rs;
-                                          const Stage s =
-                                              first_failing_stage(p, d, dom, options, c);
-                                          if (s == Stage::Count)
-                                            brute.push_back(c);
-                                          else
-                                            rejected[s] += 1;
-                                        }
+                        for (int ac : dom.async_copy)
+                          for (int st : dom.stages)
+                            for (int pd : dom.pad)
+                              for (int la : dom.smem_a_kmajor)
+                                for (int lb : dom.smem_b_kmajor)
+                                  for (int vs : dom.vec_s)
+                                    for (int pf : dom.prefetch)
+                                      for (int ur : dom.unroll)
+                                        for (int ed : dom.edge)
+                                          for (int rs : dom.raster) {
+                                            c.blk_m = bm;
+                                            c.blk_n = bn;
+                                            c.blk_k = bk;
+                                            c.dim_x = dx;
+                                            c.dim_y = dy;
+                                            c.dim_xa = dxa;
+                                            c.dim_xb = dxb;
+                                            c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                            c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                            c.vec_a = va;
+                                            c.vec_b = vb;
+                                            c.mma = mm;
+                                            c.async_copy = ac;
+                                            c.stages = st;
+                                            c.pad = pd;
+                                            c.smem_a_kmajor = la;
+                                            c.smem_b_kmajor = lb;
+                                            c.vec_s = vs;
+                                            c.prefetch = pf;
+                                            c.unroll = ur;
+                                            c.edge = EdgeMode(ed);
+                                            c.raster = rs;
+                                            const Stage s =
+                                                first_failing_stage(p, d, dom, options, c);
+                                            if (s == Stage::Count)
+                                              brute.push_back(c);
+                                            else
+                                              rejected[s] += 1;
+                                          }
     double remaining = f.raw;
     for (const auto& row : f.rows) {
       INFO(stage_name(row.stage));
@@ -233,4 +238,38 @@ TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]"
   CHECK(count_mma(pruned_space(d, v100, dom)) == 0);
   CHECK(count_mma(pruned_space(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, dom)) ==
         0);
+}
+
+TEST_CASE("constraints: the cp.async pipeline where it can run and in stored order", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem s_nn = problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024);
+  // Op N: A K-major (LA1), B N-major (LB0): copies land as they lie in memory.
+  const KernelConfig c =
+      KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB4_VA4_VB4_LA1_LB0_PD4_ST3_AC1");
+  CHECK_FALSE(check_hard(s_nn, h100, c));
+  auto message = [&](const Problem& p, const DeviceSpec& dev, const KernelConfig& k) {
+    const auto v = check_hard(p, dev, k);
+    return v ? v->message : std::string();
+  };
+  CHECK_THAT(message(s_nn, find_builtin_device("V100"), c),
+             Catch::Contains("compute capability 8.0") && Catch::Contains("sm_70"));
+  KernelConfig transposing = c;
+  transposing.smem_b_kmajor = 1;
+  CHECK_THAT(message(s_nn, h100, transposing), Catch::Contains("stored order"));
+  KernelConfig register_staged = c;
+  register_staged.async_copy = 0;
+  CHECK_THAT(message(s_nn, h100, register_staged), Catch::Contains("more than 2 stages"));
+  CHECK_THAT(message(problem(Precision::Z, Op::C, Op::N, 64, 64, 64), h100,
+                     KernelConfig::parse("BM32_BN32_BK8_DX8_DY8_DXA8_DXB8_LA0_LB0_ST2_AC1")),
+             Catch::Contains("op n or t"));
+
+  // The space holds pipelines of every depth on the H100 and none on the V100.
+  std::set<int> depths;
+  for (const auto& k : pruned_space(s_nn, h100))
+    if (k.async_copy) depths.insert(k.stages);
+  CHECK(depths == std::set<int>{2, 3, 4});
+  for (const auto& k : pruned_space(s_nn, find_builtin_device("V100"))) {
+    CHECK(k.async_copy == 0);
+    CHECK(k.stages <= 2);
+  }
 }

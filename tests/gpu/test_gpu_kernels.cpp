@@ -51,7 +51,12 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) 
   big.m = big.n = big.k = 512;
   big.lda = big.ldb = big.ldc = 0;
   big.batch = 1;
-  auto space = pruned_space(big.normalized(), d);
+  // The compact domain with every kernel kind keeps the enumeration quick.
+  SpaceDomain domain = SpaceDomain::named("compact");
+  domain.async_copy = {0, 1};
+  domain.stages = {1, 2, 3, 4};
+  domain.vec_a = domain.vec_b = {1, 2, 4};
+  auto space = pruned_space(big.normalized(), d, domain);
   for (size_t i = 0; out.size() < count && i < space.size(); ++i) {
     const KernelConfig& c = space[(i * 7919 + salt * 104729) % space.size()];
     if (!check_hard(p, d, c)) out.push_back(c);
@@ -143,6 +148,50 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
     ++checked;
   }
   CHECK(checked >= 250);
+}
+
+TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, every op shape",
+          "[gpu]") {
+  const DeviceSpec& d = session().device();
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 3;
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
+  std::set<int> stages_seen;
+  unsigned salt = 100;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C})
+    for (auto [a, b] : op_shapes(pr)) {
+      if (a == Op::C || b == Op::C) continue;  // cp.async cannot conjugate
+      const std::vector<Problem> problems = {
+          make(pr, a, b, 7, 7, 7), make(pr, a, b, 33, 17, 9, 3, 1, 0.5),
+          make(pr, a, b, 1000, 1000, 1000), make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};
+      int picked = 0;
+      for (const auto& c : sample(problems[2], 4000, salt++)) {
+        if (!c.async_copy) continue;
+        bool valid_for_all = true;
+        for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+        if (!valid_for_all) continue;
+        jobs.push_back({c, pr, a, b});
+        problems_of_job.push_back(problems);
+        stages_seen.insert(c.stages);
+        if (++picked == 2) break;
+      }
+      INFO(to_char(pr) << to_char(a) << to_char(b));
+      CHECK(picked == 2);
+    }
+  const auto compiled = compile_many(jobs, d.arch());
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (const Problem& p : problems_of_job[i]) {
+      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id() << " "
+                        << compiled[i].log);
+      REQUIRE(compiled[i].ok);
+      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
+      INFO(m.error);
+      CHECK(m.status == Status::Ok);
+      CHECK(m.rel_error <= verify_tolerance(p.precision));
+    }
+  CHECK(stages_seen.size() >= 2);
 }
 
 TEST_CASE("gpu: DGEMM on FP64 tensor cores is right and beats the SIMT DGEMM", "[gpu]") {
