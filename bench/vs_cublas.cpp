@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
       const double tune_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!r.best) {
-        std::printf("%-4c %-22s no kernel ran correctly\n", pc, s.name);
+        std::printf("%-4c %-22s no kernel ran correctly (%d measured, %d compiled, %.1f s, %s)\n",
+                    pc, s.name, r.evaluations, r.compiled, tune_s, r.stopped_by.c_str());
         continue;
       }
       // Same run, same buffers: the winner, then cuBLAS, then the winner again.

@@ -64,13 +64,14 @@ void GpuEvaluator::stop_worker() {
   pid_ = to_worker_ = from_worker_ = -1;
 }
 
-std::vector<int> GpuEvaluator::compile(const Problem& p, const std::vector<KernelConfig>& configs) {
+std::vector<CompiledInfo> GpuEvaluator::compile(const Problem& p,
+                                                const std::vector<KernelConfig>& configs) {
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
-  std::vector<int> regs;
+  std::vector<CompiledInfo> out;
   for (const auto& r : compile_many(jobs, device_.arch(), &cache_))
-    regs.push_back(r.ok ? r.registers : -1);
-  return regs;
+    out.push_back(r.ok ? CompiledInfo{r.registers, r.spill_store_bytes} : CompiledInfo{});
+  return out;
 }
 
 std::vector<Evaluation> GpuEvaluator::measure(const Problem& p,

@@ -251,8 +251,8 @@ class GpuEvaluator : public Evaluator {
   GpuEvaluator(const GpuEvaluator&) = delete;
   GpuEvaluator& operator=(const GpuEvaluator&) = delete;
   const DeviceSpec& device() const override { return device_; }
-  std::vector<int> compile(const Problem& problem,
-                           const std::vector<KernelConfig>& configs) override;
+  std::vector<CompiledInfo> compile(const Problem& problem,
+                                    const std::vector<KernelConfig>& configs) override;
   std::vector<Evaluation> measure(const Problem& problem,
                                   const std::vector<KernelConfig>& configs) override;
   int restarts() const { return restarts_; }

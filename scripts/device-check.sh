@@ -61,10 +61,13 @@ while [[ $# -gt 0 ]]; do
       build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --db "$out/profile.db" \
         --config BM128_BN128_BK16_DX32_DY8_DXA64_DYA4_DXB4_DYB64_VA1_VB4_LA1_LB1_PD4_PF3_ST2_UR0_RS8_VS4_ED0 \
         2>&1 | tee "$out/profile_s4096.txt" || status=1
+      build/gemmtune profile -p d -m 4096 -n 4096 -k 4096 --db "$out/profile.db" \
+        --config BM128_BN128_BK16_DX16_DY16_DXA64_DYA4_DXB16_DYB16_VA2_VB1_LA1_LB0_PD4_PF3_ST2_UR1_RS8_VS1_ED0_MM2 \
+        2>&1 | tee "$out/profile_d4096.txt" || status=1
       build/gemmtune profile -p d -m 2048 -n 2048 -k 2048 --db "$out/profile.db" --format json \
         --config BM128_BN64_BK8_DX16_DY8_DXA16_DYA8_DXB8_DYB16_VA1_VB1_LA1_LB1_PD2_PF3_ST2_UR0_RS1_VS1_ED0 \
         >"$out/profile_d2048.json" 2>&1 || status=1
-      head -c 3000 "$out/profile_d2048.json"
+      head -c 1500 "$out/profile_d2048.json"
       build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --metrics dram__bytes_red.sum \
         --config BM128_BN128_BK16_DX32_DY8_DXA64_DYA4_DXB4_DYB64_VA1_VB4_LA1_LB1_PD4_PF3_ST2_UR0_RS8_VS4_ED0 \
         --db "$out/profile.db" 2>&1 | tail -2

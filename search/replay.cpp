@@ -26,14 +26,15 @@ const Evaluation& ReplayEvaluator::find(const KernelConfig& c) const {
   return recorded_[it->second];
 }
 
-std::vector<int> ReplayEvaluator::compile(const Problem&,
-                                          const std::vector<KernelConfig>& configs) {
-  std::vector<int> regs;
+std::vector<CompiledInfo> ReplayEvaluator::compile(const Problem&,
+                                                   const std::vector<KernelConfig>& configs) {
+  std::vector<CompiledInfo> out;
   for (const auto& c : configs) {
     const Evaluation& e = find(c);
-    regs.push_back(e.status == "compile_error" ? -1 : e.registers);
+    out.push_back(e.status == "compile_error" ? CompiledInfo{}
+                                              : CompiledInfo{e.registers, e.spill_bytes});
   }
-  return regs;
+  return out;
 }
 
 std::vector<Evaluation> ReplayEvaluator::measure(const Problem&,

@@ -159,15 +159,22 @@ Objective parse_objective(const std::string& name);  // time, energy, edp; else 
 // objective needs.
 double score(const Evaluation& e, Objective objective);
 
+// What the compiler made of one configuration.
+struct CompiledInfo {
+  int registers = -1;   // per thread; -1: it failed to compile, 0: unknown
+  int spill_bytes = 0;  // local-memory spill stores per thread
+  bool ok() const { return registers >= 0; }
+};
+
 // Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
 // in tests and --replay it answers from recorded measurements.
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual const DeviceSpec& device() const = 0;
-  // Registers per thread the compiler gives each configuration; -1 where it failed to compile.
-  virtual std::vector<int> compile(const Problem& problem,
-                                   const std::vector<KernelConfig>& configs) = 0;
+  // Compiles each configuration (ahead of measuring it) and says what the compiler made of it.
+  virtual std::vector<CompiledInfo> compile(const Problem& problem,
+                                            const std::vector<KernelConfig>& configs) = 0;
   // Verifies and times each configuration, in order.
   virtual std::vector<Evaluation> measure(const Problem& problem,
                                           const std::vector<KernelConfig>& configs) = 0;
@@ -181,8 +188,8 @@ class ReplayEvaluator : public Evaluator {
  public:
   ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded);
   const DeviceSpec& device() const override { return device_; }
-  std::vector<int> compile(const Problem& problem,
-                           const std::vector<KernelConfig>& configs) override;
+  std::vector<CompiledInfo> compile(const Problem& problem,
+                                    const std::vector<KernelConfig>& configs) override;
   std::vector<Evaluation> measure(const Problem& problem,
                                   const std::vector<KernelConfig>& configs) override;
   const std::vector<Evaluation>& recorded() const { return recorded_; }

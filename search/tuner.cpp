@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -31,7 +32,11 @@ struct Run {
       result.stopped_by = "evaluation budget";
       return true;
     }
-    if (budget.seconds > 0 && elapsed() >= budget.seconds) {
+    // A time budget that compiling used up must still leave the user a kernel: until one
+    // measures correctly, up to kGraceEvaluations go on past it.
+    constexpr int kGraceEvaluations = 8;
+    if (budget.seconds > 0 && elapsed() >= budget.seconds &&
+        (result.best || result.evaluations >= kGraceEvaluations)) {
       result.stopped_by = "time budget";
       return true;
     }
@@ -62,19 +67,33 @@ struct Run {
   }
 };
 
-// Orders configurations by predicted time with the compiler's registers (where known).
+// A kernel the compiler spilled this much of to local memory is not the kernel the model
+// describes: its time goes to local-memory traffic (one 6144x6080x64 SGEMM tiling came out with
+// 32 registers and 41 KB of spills per thread, 40x slower than predicted: bench/NOTES.md).
+// The few bytes ptxas often spills cost little, so only heavy spilling rules a kernel out.
+constexpr int kMaxSpillBytes = 128;
+
+// Predicted time with the compiler's registers, or nothing where the compiled kernel is not a
+// candidate (it failed to compile, spilled heavily, or does not fit with its real registers).
+std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
+                                       const CompiledInfo& info, const ModelCoefficients& k) {
+  if (!info.ok() || info.spill_bytes > kMaxSpillBytes) return std::nullopt;
+  try {
+    return predict(p, d, c, k, info.registers > 0 ? info.registers : -1).time_s;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+// Orders the candidates among configurations by predicted time with the compiler's registers.
 std::vector<KernelConfig> by_prediction(const Problem& p, const DeviceSpec& d,
                                         std::vector<KernelConfig> configs,
-                                        const std::vector<int>& regs, const ModelCoefficients& k) {
+                                        const std::vector<CompiledInfo>& compiled,
+                                        const ModelCoefficients& k) {
   std::vector<std::pair<double, size_t>> order;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (regs[i] < 0) continue;  // failed to compile: nothing to measure
-    try {
-      order.emplace_back(predict(p, d, configs[i], k, regs[i] > 0 ? regs[i] : -1).time_s, i);
-    } catch (const InputError&) {
-      // With real registers the block may not fit at all: not a candidate.
-    }
-  }
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (const auto t = predict_compiled(p, d, configs[i], compiled[i], k))
+      order.emplace_back(*t, i);
   std::stable_sort(order.begin(), order.end());
   std::vector<KernelConfig> out;
   for (auto& [t, i] : order) out.push_back(configs[i]);
@@ -216,9 +235,9 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
     shortlist.push_back(seconds[i]);
   if (shortlist.empty())
     throw InputError("no configuration survives the constraints for " + problem.shape_id());
-  const std::vector<int> regs = evaluator.compile(problem, shortlist);
+  const std::vector<CompiledInfo> compiled = evaluator.compile(problem, shortlist);
   run.result.compiled += int(shortlist.size());
-  const auto reranked = by_prediction(problem, d, shortlist, regs, o.coefficients);
+  const auto reranked = by_prediction(problem, d, shortlist, compiled, o.coefficients);
   for (size_t i = 0; i < reranked.size() && int(i) < o.measure_top; ++i)
     if (!run.measure(reranked[i])) return run.finish();
 
@@ -289,19 +308,13 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
       std::vector<KernelConfig> candidates;
       for (size_t i = 0; i < estimated.size() && int(i) < 2 * kPerRound * kLooks; ++i)
         candidates.push_back(estimated[i].second);
-      const std::vector<int> nregs = evaluator.compile(problem, candidates);
+      const std::vector<CompiledInfo> ncompiled = evaluator.compile(problem, candidates);
       run.result.compiled += int(candidates.size());
       std::vector<std::pair<double, size_t>> order;
-      for (size_t i = 0; i < candidates.size(); ++i) {
-        if (nregs[i] < 0) continue;
-        try {
-          const double t =
-              predict(problem, d, candidates[i], o.coefficients, nregs[i] > 0 ? nregs[i] : -1)
-                  .time_s;
-          order.emplace_back(corrected(candidates[i], t), i);
-        } catch (const InputError&) {
-        }
-      }
+      for (size_t i = 0; i < candidates.size(); ++i)
+        if (const auto t =
+                predict_compiled(problem, d, candidates[i], ncompiled[i], o.coefficients))
+          order.emplace_back(corrected(candidates[i], *t), i);
       std::stable_sort(order.begin(), order.end());
       const double before = score(*run.result.best, o.objective);
       bool improved = false;

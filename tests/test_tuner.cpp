@@ -134,6 +134,45 @@ TEST_CASE("tuner: the hybrid reaches the best with fewer evaluations than random
   const TuneResult capped = hybrid_tune(problem(), replay, o);
   CHECK(capped.evaluations == 5);
   CHECK(capped.stopped_by == "evaluation budget");
+
+  // A time budget spent before anything was measured still ends with a measured kernel.
+  o.budget = {};
+  o.budget.seconds = 1e-9;
+  const TuneResult late = hybrid_tune(problem(), replay, o);
+  REQUIRE(late.best);
+  CHECK(late.evaluations >= 1);
+  CHECK(late.evaluations <= 8);
+  CHECK(late.stopped_by == "time budget");
+}
+
+TEST_CASE("tuner: the hybrid does not measure a kernel the compiler spilled heavily", "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  HybridOptions o;
+  o.domain = small_domain();
+  o.compile_top = 32;
+  o.measure_top = 8;
+  auto rec = record(problem(), d, o.domain);
+  ReplayEvaluator plain(d, rec);
+  const TuneResult first = hybrid_tune(problem(), plain, o);
+  REQUIRE(first.history.size() >= 2);
+  // The same recording, but the compiler spilled the hybrid's first pick to local memory (as
+  // ptxas did to one SGEMM tiling on the H100: 32 registers, 41 KB of spills per thread), and
+  // its second pick a little.
+  const std::string heavy = first.history[0].config.id(), light = first.history[1].config.id();
+  for (auto& e : rec) {
+    if (e.config.id() == heavy) e.spill_bytes = 41172;
+    if (e.config.id() == light) e.spill_bytes = 16;
+  }
+  ReplayEvaluator spilled(d, rec);
+  const TuneResult r = hybrid_tune(problem(), spilled, o);
+  REQUIRE(r.best);
+  bool measured_heavy = false, measured_light = false;
+  for (const auto& e : r.history) {
+    measured_heavy |= e.config.id() == heavy;
+    measured_light |= e.config.id() == light;
+  }
+  CHECK_FALSE(measured_heavy);
+  CHECK(measured_light);  // a few spilled bytes cost little: still a candidate
 }
 
 TEST_CASE("tuner: neighbours move one parameter one step and stay valid", "[tuner]") {
