@@ -203,7 +203,9 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   d.prefetch = {0, 3};
   d.vec_s = {1, 4};
   d.stages = {2};
-  d.async_copy = {0};  // as recorded in tests/data (sweeps from before the cp.async pipeline)
+  // As recorded in tests/data: sweeps from before the tensor-core and cp.async kernels.
+  d.mma = {0};
+  d.async_copy = {0};
   return d;
 }
 
