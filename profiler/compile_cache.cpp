@@ -23,7 +23,7 @@ std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 14695981039346656
 
 std::string compile_key(const std::string& source, const std::string& arch) {
   // Two independent 64-bit hashes make accidental collisions negligible for a cache.
-  const std::string salt = arch + "|nvrtc " + nvrtc_version() + "|v1|";
+  const std::string salt = arch + "|nvrtc " + nvrtc_version() + "|v2|";
   char buf[40];
   std::snprintf(buf, sizeof buf, "%016llx%016llx",
                 static_cast<unsigned long long>(fnv1a(salt + source)),

@@ -90,6 +90,11 @@ CompileResult compile_source(const std::string& source, const std::string& arch,
     result.cubin.resize(size);
     NvrtcProgram::check(nvrtcGetCUBIN(prog.get(), result.cubin.data()), "nvrtcGetCUBIN");
     parse_ptxas_info(log, result);
+    if (result.registers == 0 && read_cubin_resources(result.cubin, result)) {
+      // No ptxas log (NVRTC answered from the CUDA compute cache). The template declares no
+      // local arrays, so a stack frame is spill space: count it as spilled.
+      result.spill_store_bytes = result.spill_load_bytes = result.stack_bytes;
+    }
     result.ok = true;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -35,6 +35,8 @@ struct CompileResult {
 
 // Parses ptxas -v output ("Used 40 registers", "8 bytes spill stores", ...) into the result.
 void parse_ptxas_info(const std::string& log, CompileResult& result);
+// Registers and stack frame from the cubin itself; false when it is not a readable CUDA ELF.
+bool read_cubin_resources(const std::vector<char>& cubin, CompileResult& result);
 
 // A directory of cubins keyed by a hash of (source, options, arch, NVRTC version). Writes go
 // through a temporary file and a rename, so a killed run never leaves a torn entry.

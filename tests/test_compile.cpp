@@ -1,4 +1,5 @@
 // NVRTC on a machine without a GPU: every precision and op shape, sm_80 and sm_90.
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -97,4 +98,38 @@ TEST_CASE("compile: ptxas resource lines are parsed", "[compile]") {
   CHECK(r.spill_load_bytes == 12);
   CHECK(r.stack_bytes == 24);
   CHECK(r.static_smem_bytes == 1024);
+}
+
+TEST_CASE("compile: registers and stack frame read from the cubin match ptxas' log", "[compile]") {
+  // The second kernel is one ptxas spilled heavily (32 registers, a 7,696-byte frame).
+  const std::vector<CompileJob> jobs = {
+      {KernelConfig::parse("BM64_BN64_BK32_DX8_DY16_DXA8_DYA16_DXB8_DYB16_VA4_VB4_LA1_LB1_PD4_"
+                           "PF0_ST1_UR0_RS1_VS4_ED0"),
+       Precision::S, Op::N, Op::N},
+      {KernelConfig::parse("BM192_BN192_BK16_DX64_DY4_DXA64_DYA4_DXB16_DYB16_VA1_VB1_LA1_LB0_PD0_"
+                           "PF3_ST2_UR0_RS8_VS1_ED1"),
+       Precision::S, Op::N, Op::N}};
+  // A unique comment keeps NVRTC from answering out of the CUDA compute cache, without a log.
+  const std::string unique =
+      "\n// " + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n";
+  std::vector<CompileResult> results;
+  for (const auto& j : jobs)
+    results.push_back(
+        compile_source(render_source(j.config, j.precision, j.op_a, j.op_b) + unique, "sm_90"));
+  for (const auto& compiled : results) {
+    REQUIRE(compiled.ok);
+    REQUIRE(compiled.log.find("Used") != std::string::npos);
+    CompileResult from_cubin;
+    REQUIRE(read_cubin_resources(compiled.cubin, from_cubin));
+    CHECK(from_cubin.registers == compiled.registers);
+    CHECK(from_cubin.stack_bytes == compiled.stack_bytes);
+  }
+  CHECK(results[1].stack_bytes > 1000);
+
+  CompileResult untouched;
+  CHECK_FALSE(read_cubin_resources({}, untouched));
+  CHECK_FALSE(read_cubin_resources(std::vector<char>(100, 'x'), untouched));
+  std::vector<char> truncated(results[0].cubin.begin(), results[0].cubin.begin() + 200);
+  CHECK_FALSE(read_cubin_resources(truncated, untouched));
+  CHECK(untouched.registers == 0);
 }

@@ -53,6 +53,7 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) 
   big.batch = 1;
   // The compact domain with every kernel kind keeps the enumeration quick.
   SpaceDomain domain = SpaceDomain::named("compact");
+  domain.mma = {0, 1, 2};
   domain.async_copy = {0, 1};
   domain.stages = {1, 2, 3, 4};
   domain.vec_a = domain.vec_b = {1, 2, 4};
@@ -78,7 +79,8 @@ TEST_CASE("gpu: model occupancy equals the driver's for compiled kernels", "[gpu
   const auto compiled = compile_many(jobs, d.arch());
   std::set<int> seen_blocks;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    INFO(jobs[i].config.id() << " " << to_char(jobs[i].precision));
+    INFO(jobs[i].config.id() << " " << to_char(jobs[i].precision) << ", " << compiled[i].registers
+                             << " registers");
     REQUIRE(compiled[i].ok);
     const int driver = session().driver_occupancy(jobs[i].config, jobs[i].precision, compiled[i]);
     const Occupancy model = occupancy(d, jobs[i].config.threads(), compiled[i].registers,
