@@ -1,6 +1,7 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME]
+//             [--domain full|compact]
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -34,7 +35,7 @@ const Shape kShapes[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string precisions = "sd", db_path = "vs_cublas.db", only;
+  std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full";
   double seconds = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--precision"))
@@ -45,6 +46,8 @@ int main(int argc, char** argv) {
       db_path = argv[i + 1];
     else if (!std::strcmp(argv[i], "--only"))
       only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--domain"))
+      domain = argv[i + 1];
   }
   if (cuda_device_count() == 0) {
     std::fprintf(stderr, "vs_cublas needs a CUDA GPU\n");
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
       p = p.normalized();
       HybridOptions o;
       o.budget.seconds = seconds;
+      o.domain = SpaceDomain::named(domain);
       const auto start = std::chrono::steady_clock::now();
       const TuneResult r =
           hybrid_tune(p, evaluator, o, [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); });

@@ -4,15 +4,20 @@
 #   scripts/device-check.sh [tests] [vs_cublas PRECISIONS SECONDS]
 #                           [sweeps FIRST LAST SECONDS_EACH SAMPLE STOP_AFTER_S]
 #                           [tunes LINES SECONDS_EACH STOP_AFTER_S] [profile]
+#                           [exhaustive LINES TUNE_SECONDS STOP_AFTER_S]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
 # this script; the store is $OUT/sweeps_FIRST.db (kept even if the call is cut off).
+# exhaustive: for each of the lines, a hybrid tune of the compact domain from an empty compile
+# cache (its wall time is the user's), then a sweep of every configuration of that domain; the
+# stores are $OUT/exhaustive_tunes.db and $OUT/exhaustive.db; no sweep runs past STOP_AFTER_S.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
 mkdir -p "$out"
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache
+mkdir -p "$GEMMTUNE_CACHE"
 cd "$(dirname "$0")/.."
 # Libraries the device lacks travel in build/ (rpath $ORIGIN).
 {
@@ -31,7 +36,7 @@ while [[ $# -gt 0 ]]; do
       shift ;;
     vs_cublas)
       echo "== vs_cublas $2, $3 s tuning per shape"
-      build/vs_cublas --precision "$2" --seconds "$3" --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
+      build/vs_cublas --precision "$2" --seconds "$3" --domain "${VS_DOMAIN:-full}" --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
         tee "$out/vs_cublas_$2.txt" || status=1
       build/gemmtune export --db "$out/vs_cublas_$2.db" --output "$out/attempts_$2.csv" || status=1
       rm -f "$out/vs_cublas_$2.db"*
@@ -54,6 +59,25 @@ while [[ $# -gt 0 ]]; do
           # shellcheck disable=SC2086
           /usr/bin/time -f "  wall %e s" build/gemmtune tune $args --seconds "$3" </dev/null \
             --calibration none --db "$out/tunes.db" 2>&1 | tee -a "$out/tunes.txt"
+        done
+      shift 4 ;;
+    exhaustive)
+      echo "== exhaustive sweeps of the compact domain, problems $2, each after a $3 s tune"
+      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+        while read -r args; do
+          if ((SECONDS + 60 > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
+          fresh=$(mktemp -d)
+          # shellcheck disable=SC2086
+          GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
+            --domain compact --seconds "$3" --calibration none --db "$out/exhaustive_tunes.db" \
+            </dev/null 2>&1 | tee -a "$out/exhaustive_tunes.txt"
+          cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
+          rm -rf "$fresh"
+          # shellcheck disable=SC2086
+          build/gemmtune sweep $args --domain compact --seconds $(($4 - SECONDS)) -r 5 \
+            --timeout 20 --db "$out/exhaustive.db" </dev/null 2>>"$out/exhaustive.err" |
+            tee -a "$out/exhaustive.txt"
+          tail -1 "$out/exhaustive.err"
         done
       shift 4 ;;
     profile)

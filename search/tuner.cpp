@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <future>
 #include <limits>
 #include <optional>
 #include <random>
@@ -127,18 +128,29 @@ TuneResult sweep(const Problem& problem, Evaluator& evaluator,
                  const std::vector<KernelConfig>& configs, const Budget& budget,
                  const EvaluationSink& sink) {
   Run run{problem, evaluator, budget, sink, {}, Clock::now(), {}, Objective::Time};
-  // Compiling ahead in chunks lets the evaluator use every core, where measuring one by one
-  // would compile serially; a chunk is small so a time budget wastes little compilation.
+  // Compiling in chunks lets the evaluator use every core, where measuring one by one would
+  // compile serially; a chunk is small so a time budget wastes little compilation. The next
+  // chunk compiles while this one is measured, so the cores and the GPU work at once.
   constexpr size_t kChunk = 64;
-  for (size_t first = 0; first < configs.size(); first += kChunk) {
-    const std::vector<KernelConfig> chunk(
+  auto chunk_at = [&](size_t first) {
+    return std::vector<KernelConfig>(
         configs.begin() + std::ptrdiff_t(first),
         configs.begin() + std::ptrdiff_t(std::min(configs.size(), first + kChunk)));
+  };
+  auto compile_async = [&](size_t first) {
+    run.result.compiled += int(std::min(kChunk, configs.size() - first));
+    return std::async(std::launch::async, [&evaluator, &problem, chunk = chunk_at(first)] {
+      evaluator.compile(problem, chunk);
+    });
+  };
+  std::future<void> compiling;
+  if (!configs.empty() && !run.exhausted()) compiling = compile_async(0);
+  for (size_t first = 0; first < configs.size(); first += kChunk) {
     if (run.exhausted()) return run.finish();
-    run.result.compiled += int(chunk.size());
-    evaluator.compile(problem, chunk);
-    for (const auto& c : chunk)
-      if (!run.measure(c)) return run.finish();
+    compiling.get();
+    if (first + kChunk < configs.size()) compiling = compile_async(first + kChunk);
+    for (const auto& c : chunk_at(first))
+      if (!run.measure(c)) return run.finish();  // the chunk compiling ahead is waited for
   }
   run.result.stopped_by = "space exhausted";
   return run.finish();
