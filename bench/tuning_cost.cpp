@@ -4,8 +4,9 @@
 // for random search to reach 97% of the exhaustive best, the fraction of it the hybrid ends
 // at, and the model's top-1 with zero measurements.
 //   tuning_cost FILE.csv [--gpu H100-SXM] [--min-attempts 100] [--seeds 25]
-//               [--domain compact] [--calibration FILE.json] [--budget 50]
-// The hybrid gets --budget evaluations (after converging it restarts from its shortlist).
+//               [--domain compact] [--calibration FILE.json] [--budget 50 | --budget 5%]
+// The hybrid gets --budget evaluations, or that percentage of the recorded space (after
+// converging it restarts from its shortlist).
 // The hybrid walks the domain the recording was swept over, so that it can only pick what the
 // recording can answer.
 #include <algorithm>
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   }
   std::string gpu = "H100-SXM", domain = "compact", calibration;
   int min_attempts = 100, seeds = 25, budget = 50;
+  double budget_percent = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--gpu"))
       gpu = argv[i + 1];
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
       min_attempts = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seeds"))
       seeds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--budget") && std::strchr(argv[i + 1], '%'))
+      budget_percent = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--budget"))
       budget = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--domain"))
@@ -85,7 +89,8 @@ int main(int argc, char** argv) {
       ReplayEvaluator replay(device, recorded);
       HybridOptions o;
       o.refine_rounds = 20;
-      o.budget.evaluations = budget;  // restarts from the shortlist after convergence
+      o.budget.evaluations =
+          budget_percent > 0 ? int(double(recorded.size()) * budget_percent / 100) : budget;
       o.domain = SpaceDomain::named(domain);
       o.coefficients = coefficients;
       const TuneResult h = hybrid_tune(problem, replay, o);

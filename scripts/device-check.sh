@@ -5,13 +5,18 @@
 #                           [sweeps FIRST LAST SECONDS_EACH SAMPLE STOP_AFTER_S]
 #                           [tunes LINES SECONDS_EACH STOP_AFTER_S] [profile]
 #                           [exhaustive LINES TUNE_SECONDS STOP_AFTER_S]
+#                           [capped LINES SECONDS_EACH STOP_AFTER_S]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
 # this script; the store is $OUT/sweeps_FIRST.db (kept even if the call is cut off).
 # exhaustive: for each of the lines, a hybrid tune of the compact domain from an empty compile
 # cache (its wall time is the user's), then a sweep of every configuration of that domain; the
-# stores are $OUT/exhaustive_tunes.db and $OUT/exhaustive.db; no sweep runs past STOP_AFTER_S.
+# stores are $OUT/exhaustive_tunes.db and $OUT/exhaustive.db; no sweep runs past STOP_AFTER_S;
+# TUNE_SECONDS 0 sweeps without the tune.
+# capped: for each of the lines, a hybrid tune of the compact domain from an empty compile cache
+# that may measure at most 5% of the pruned space (issue 3's budget) and run SECONDS_EACH;
+# the store is $OUT/capped.db.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
@@ -66,18 +71,37 @@ while [[ $# -gt 0 ]]; do
       grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
         while read -r args; do
           if ((SECONDS + 60 > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          fresh=$(mktemp -d)
-          # shellcheck disable=SC2086
-          GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
-            --domain compact --seconds "$3" --calibration none --db "$out/exhaustive_tunes.db" \
-            </dev/null 2>&1 | tee -a "$out/exhaustive_tunes.txt"
-          cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
-          rm -rf "$fresh"
+          if (($3 > 0)); then
+            fresh=$(mktemp -d)
+            # shellcheck disable=SC2086
+            GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
+              --domain compact --seconds "$3" --calibration none --db "$out/exhaustive_tunes.db" \
+              </dev/null 2>&1 | tee -a "$out/exhaustive_tunes.txt"
+            cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
+            rm -rf "$fresh"
+          fi
           # shellcheck disable=SC2086
           build/gemmtune sweep $args --domain compact --seconds $(($4 - SECONDS)) -r 5 \
             --timeout 20 --db "$out/exhaustive.db" </dev/null 2>>"$out/exhaustive.err" |
             tee -a "$out/exhaustive.txt"
           tail -1 "$out/exhaustive.err"
+        done
+      shift 4 ;;
+    capped)
+      echo "== hybrid tunes of problems $2, at most 5% of the compact pruned space, $3 s each"
+      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+        while read -r args; do
+          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
+          # shellcheck disable=SC2086
+          pruned=$(build/gemmtune space $args --domain compact | awk 'END { print $NF }')
+          fresh=$(mktemp -d)
+          echo "$args: pruned space $pruned, at most $((pruned / 20)) measurements" |
+            tee -a "$out/capped.txt"
+          # shellcheck disable=SC2086
+          GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
+            --domain compact --seconds "$3" --evaluations $((pruned / 20)) --calibration none \
+            --db "$out/capped.db" </dev/null 2>&1 | tee -a "$out/capped.txt"
+          rm -rf "$fresh"
         done
       shift 4 ;;
     profile)

@@ -232,24 +232,33 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   // the best-predicted variant of each distinct (BM, BN, BK, DX, DY) before any second one.
   const Ranking ranking = rank_space(problem, d, std::max(2048, o.compile_top * 32), o.coefficients,
                                      o.domain, o.constraints);
-  std::vector<KernelConfig> shortlist, seconds;
+  std::vector<KernelConfig> pool, seconds;
   std::set<std::array<int, 5>> families;
   for (const auto& r : ranking.top) {
     if (!evaluator.can_evaluate(r.config)) continue;
     const KernelConfig& c = r.config;
-    if (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second) {
-      if (int(shortlist.size()) < o.compile_top) shortlist.push_back(c);
-    } else {
+    if (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second)
+      pool.push_back(c);
+    else
       seconds.push_back(c);
-    }
   }
-  for (size_t i = 0; int(shortlist.size()) < o.compile_top && i < seconds.size(); ++i)
-    shortlist.push_back(seconds[i]);
-  if (shortlist.empty())
+  pool.insert(pool.end(), seconds.begin(), seconds.end());
+  if (pool.empty())
     throw InputError("no configuration survives the constraints for " + problem.shape_id());
-  const std::vector<CompiledInfo> compiled = evaluator.compile(problem, shortlist);
-  run.result.compiled += int(shortlist.size());
-  const auto reranked = by_prediction(problem, d, shortlist, compiled, o.coefficients);
+  // The shortlist grows by compile_top configurations of the pool at a time, each batch
+  // re-ranked with its real registers; the first batch is what the user's top k means.
+  std::vector<KernelConfig> reranked;
+  size_t pooled = 0;
+  auto compile_next_batch = [&] {
+    const size_t end = std::min(pool.size(), pooled + size_t(std::max(1, o.compile_top)));
+    const std::vector<KernelConfig> batch(pool.begin() + long(pooled), pool.begin() + long(end));
+    pooled = end;
+    const std::vector<CompiledInfo> compiled = evaluator.compile(problem, batch);
+    run.result.compiled += int(batch.size());
+    const auto ordered = by_prediction(problem, d, batch, compiled, o.coefficients);
+    reranked.insert(reranked.end(), ordered.begin(), ordered.end());
+  };
+  compile_next_batch();
   for (size_t i = 0; i < reranked.size() && int(i) < o.measure_top; ++i)
     if (!run.measure(reranked[i])) return run.finish();
 
@@ -340,13 +349,16 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   };
 
   // Converged with budget left: the next configurations of the shortlist seed another
-  // refinement (a different basin), until the budget or the shortlist runs out. Without a
-  // budget the first convergence ends the run.
+  // refinement (a different basin); a used-up shortlist is extended by the next batch of the
+  // model's ranking, until the budget or the ranking runs out. Without a budget the first
+  // convergence ends the run.
   const bool budgeted = o.budget.seconds > 0 || o.budget.evaluations > 0;
   size_t next = size_t(std::max(0, o.measure_top));
   for (;;) {
     if (!refine()) return run.finish();
-    if (!budgeted || next >= reranked.size()) break;
+    if (!budgeted) break;
+    while (next >= reranked.size() && pooled < pool.size()) compile_next_batch();
+    if (next >= reranked.size()) break;
     const size_t seeds = std::max<size_t>(1, size_t(o.measure_top) / 2);
     for (size_t i = 0; i < seeds && next < reranked.size(); ++next)
       if (!run.measured.count(reranked[next].id())) {

@@ -204,8 +204,11 @@ TEST_CASE("tuner: neighbours move one parameter one step and stay valid", "[tune
 
 TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best in 5% of the space",
           "[tuner]") {
-  // tests/data/h100_exhaustive.csv: every configuration of the compact pruned space of seven
-  // problems measured on the lent H100 (one more problem only in part), see its README.
+  // tests/data/h100_exhaustive.csv: every configuration of the compact pruned space of sixteen
+  // problems measured on the lent H100, see its README. Issue 3 asks for 97% of the exhaustive
+  // best on at least 6 shapes; the recorded data gives 13 of 16 (the misses are 512^3 D,
+  // 4097^3 S and 6144x128x128 S, whose best configurations the model ranks 34th to 395th), so
+  // fewer than 13 means the hybrid got worse.
   std::ifstream in(GEMMTUNE_SOURCE_DIR "/tests/data/h100_exhaustive.csv");
   REQUIRE(in);
   std::stringstream text;
@@ -221,10 +224,10 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const SpaceDomain dom = SpaceDomain::named("compact");
   std::vector<double> model_top1;
-  int complete = 0;
+  int complete = 0, reached = 0;
   for (const auto& [id, entry] : by_problem) {
     const auto& [p, rec] = entry;
-    if (rec.size() < pruned_space(p, d, dom).size()) continue;  // a sweep cut short
+    REQUIRE(rec.size() == pruned_space(p, d, dom).size());  // every sweep is complete
     ++complete;
     ReplayEvaluator replay(d, rec);
     HybridOptions o;
@@ -232,14 +235,15 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
     o.budget.evaluations = int(rec.size()) / 20;
     const TuneResult h = hybrid_tune(p, replay, o);
     REQUIRE(h.best);
-    INFO(id << ": hybrid " << h.best->time_s << " s after " << h.evaluations
-            << " evaluations, exhaustive best " << best_ok(rec) << " s");
+    UNSCOPED_INFO(id << ": hybrid " << h.best->time_s << " s after " << h.evaluations
+                     << " evaluations, exhaustive best " << best_ok(rec) << " s");
     CHECK(h.evaluations <= int(rec.size()) / 20);
-    CHECK(h.best->time_s <= best_ok(rec) / 0.97);
+    reached += h.best->time_s <= best_ok(rec) / 0.97 ? 1 : 0;
     REQUIRE(h.history.at(0).ok());
     model_top1.push_back(best_ok(rec) / h.history[0].time_s);
   }
-  CHECK(complete >= 6);
+  CHECK(complete == 16);
+  CHECK(reached >= 13);
   std::sort(model_top1.begin(), model_top1.end());
   const double median = model_top1[model_top1.size() / 2];
   INFO("model top-1 median fraction of the exhaustive best: " << median);
