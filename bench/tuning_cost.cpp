@@ -70,17 +70,13 @@ int main(int argc, char** argv) {
     std::stringstream text;
     text << in.rdbuf();
     CsvImportReport report;
-    std::map<std::string, std::pair<Problem, std::vector<Evaluation>>> by_problem;
-    for (const Attempt& a : read_attempts_csv(text.str(), report)) {
-      auto& slot = by_problem[a.problem.shape_id() + "_" + std::to_string(a.problem.lda)];
-      slot.first = a.problem;
-      slot.second.push_back(evaluation_from(a));
-    }
+    const auto by_problem = recordings_by_problem(read_attempts_csv(text.str(), report));
     for (const auto& why : report.rejected) std::fprintf(stderr, "left out %s\n", why.c_str());
     std::printf("%-30s %7s %10s %10s %8s %10s %8s\n", "problem", "space", "hybrid97", "random97",
                 "reached", "hyb_evals", "model1");
-    for (auto& [key, entry] : by_problem) {
-      auto& [problem, recorded] = entry;
+    for (const auto& [key, recording] : by_problem) {
+      const Problem& problem = recording.problem;
+      const std::vector<Evaluation>& recorded = recording.evaluations;
       if (int(recorded.size()) < min_attempts) continue;
       double best = std::numeric_limits<double>::infinity();
       for (const auto& e : recorded)

@@ -24,6 +24,19 @@ mkdir -p "$out"
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache
 mkdir -p "$GEMMTUNE_CACHE"
 cd "$(dirname "$0")/.."
+# Lines LINES (comma-separated numbers) of bench/sweep_problems.txt, comments left out.
+problem_lines() { grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$1" | sed 's/,/p;/g')p"; }
+# fresh_tune LOG TUNE_OPTIONS...: a hybrid tune of the compact domain from an empty compile cache,
+# so that its wall time is what a user's first run pays; its cubins then warm the shared cache.
+fresh_tune() {
+  local log=$1 fresh
+  shift
+  fresh=$(mktemp -d)
+  GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune "$@" --domain compact \
+    --calibration none </dev/null 2>&1 | tee -a "$log"
+  cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
+  rm -rf "$fresh"
+}
 # Libraries the device lacks travel in build/ (rpath $ORIGIN).
 {
   date -u
@@ -58,7 +71,7 @@ while [[ $# -gt 0 ]]; do
     tunes)
       # The hybrid as users run it (full domain), on the same problems as the sweeps.
       echo "== hybrid tunes of problems $2, $3 s each"
-      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+      problem_lines "$2" |
         while read -r args; do
           if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
           # shellcheck disable=SC2086
@@ -68,18 +81,12 @@ while [[ $# -gt 0 ]]; do
       shift 4 ;;
     exhaustive)
       echo "== exhaustive sweeps of the compact domain, problems $2, each after a $3 s tune"
-      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+      problem_lines "$2" |
         while read -r args; do
           if ((SECONDS + 60 > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          if (($3 > 0)); then
-            fresh=$(mktemp -d)
-            # shellcheck disable=SC2086
-            GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
-              --domain compact --seconds "$3" --calibration none --db "$out/exhaustive_tunes.db" \
-              </dev/null 2>&1 | tee -a "$out/exhaustive_tunes.txt"
-            cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
-            rm -rf "$fresh"
-          fi
+          # shellcheck disable=SC2086
+          (($3 > 0)) && fresh_tune "$out/exhaustive_tunes.txt" $args --seconds "$3" \
+            --db "$out/exhaustive_tunes.db"
           # shellcheck disable=SC2086
           build/gemmtune sweep $args --domain compact --seconds $(($4 - SECONDS)) -r 5 \
             --timeout 20 --db "$out/exhaustive.db" </dev/null 2>>"$out/exhaustive.err" |
@@ -89,19 +96,16 @@ while [[ $# -gt 0 ]]; do
       shift 4 ;;
     capped)
       echo "== hybrid tunes of problems $2, at most 5% of the compact pruned space, $3 s each"
-      grep -v '^#' bench/sweep_problems.txt | sed -n "$(echo "$2" | sed 's/,/p;/g')p" |
+      problem_lines "$2" |
         while read -r args; do
           if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
           # shellcheck disable=SC2086
           pruned=$(build/gemmtune space $args --domain compact | awk 'END { print $NF }')
-          fresh=$(mktemp -d)
           echo "$args: pruned space $pruned, at most $((pruned / 20)) measurements" |
             tee -a "$out/capped.txt"
           # shellcheck disable=SC2086
-          GEMMTUNE_CACHE=$fresh /usr/bin/time -f "  wall %e s" build/gemmtune tune $args \
-            --domain compact --seconds "$3" --evaluations $((pruned / 20)) --calibration none \
-            --db "$out/capped.db" </dev/null 2>&1 | tee -a "$out/capped.txt"
-          rm -rf "$fresh"
+          fresh_tune "$out/capped.txt" $args --seconds "$3" --evaluations $((pruned / 20)) \
+            --db "$out/capped.db"
         done
       shift 4 ;;
     profile)

@@ -55,4 +55,14 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   return out;
 }
 
+std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt>& attempts) {
+  std::map<std::string, Recording> out;
+  for (const Attempt& a : attempts) {
+    Recording& r = out[a.problem.shape_id() + "_" + std::to_string(a.problem.lda)];
+    r.problem = a.problem;
+    r.evaluations.push_back(evaluation_from(a));
+  }
+  return out;
+}
+
 }  // namespace gemmtune

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,14 @@ struct Attempt {
 Attempt attempt_from(const Evaluation& e, const Problem& problem, const DeviceSpec& device);
 // The other way: what a replay answers for a recorded attempt.
 Evaluation evaluation_from(const Attempt& a);
+
+// Recorded attempts of one problem, as a ReplayEvaluator answers them.
+struct Recording {
+  Problem problem;
+  std::vector<Evaluation> evaluations;
+};
+// Attempts grouped per problem, keyed by shape id and lda ("s_nn_4096x4096x4096_b1_4096").
+std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt>& attempts);
 
 // What the calibration fits: the ok attempts with a time, with the compiler's registers.
 std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);

@@ -214,21 +214,17 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
   std::stringstream text;
   text << in.rdbuf();
   CsvImportReport report;
-  std::map<std::string, std::pair<Problem, std::vector<Evaluation>>> by_problem;
-  for (const Attempt& a : read_attempts_csv(text.str(), report)) {
-    auto& slot = by_problem[a.problem.shape_id()];
-    slot.first = a.problem;
-    slot.second.push_back(evaluation_from(a));
-  }
+  const auto by_problem = recordings_by_problem(read_attempts_csv(text.str(), report));
   REQUIRE(report.rejected.empty());
+  CHECK(by_problem.size() == 16);
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const SpaceDomain dom = SpaceDomain::named("compact");
   std::vector<double> model_top1;
-  int complete = 0, reached = 0;
-  for (const auto& [id, entry] : by_problem) {
-    const auto& [p, rec] = entry;
+  int reached = 0;
+  for (const auto& [id, recording] : by_problem) {
+    const Problem& p = recording.problem;
+    const std::vector<Evaluation>& rec = recording.evaluations;
     REQUIRE(rec.size() == pruned_space(p, d, dom).size());  // every sweep is complete
-    ++complete;
     ReplayEvaluator replay(d, rec);
     HybridOptions o;
     o.domain = dom;
@@ -242,7 +238,6 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
     REQUIRE(h.history.at(0).ok());
     model_top1.push_back(best_ok(rec) / h.history[0].time_s);
   }
-  CHECK(complete == 16);
   CHECK(reached >= 13);
   std::sort(model_top1.begin(), model_top1.end());
   const double median = model_top1[model_top1.size() / 2];
