@@ -66,38 +66,50 @@ int main(int argc, char** argv) try {
 
   const auto t0 = std::chrono::steady_clock::now();
   const CalibrationResult all = calibrate(device, samples);
-  std::printf("calibration of all %zu samples: loss %.4f -> %.4f, %d evaluations, %.1f s\n%s\n\n",
-              all.samples, all.loss_before, all.loss_after, all.evaluations, all.seconds,
-              coefficients_to_json(all.coefficients).c_str());
+  std::printf(
+      "calibration of all %zu samples: loss %.4f -> %.4f (coefficients, %d evaluations) -> %.4f "
+      "(with the correction), %.1f s\n%s\n\n",
+      all.samples, all.loss_before, all.loss_coefficients, all.evaluations, all.loss_after,
+      all.seconds, coefficients_to_json(all.coefficients).c_str());
   print("in-sample (fitted on everything)", rank_quality(device, samples, {}),
         rank_quality(device, samples, all.coefficients));
 
-  // Cross-validation: each fold's problems are ranked by coefficients fitted without them.
+  // Cross-validation: each fold's problems are ranked by coefficients fitted without them. The
+  // coefficients alone and the correction alone are reported too, to show what each stage adds.
   std::map<std::string, std::vector<CalibrationSample>> fold_of;
   for (const auto& s : samples)
     fold_of[folds == "problem" ? s.problem.shape_id() : problem_class(s.problem)].push_back(s);
-  std::vector<CalibrationSample> held_all;
-  QualityReport before, after;
-  std::vector<RankQuality> b, a;
+  QualityReport before, coefficients_only, correction_only, after;
   for (const auto& [fold, held] : fold_of) {
     std::vector<CalibrationSample> train;
     for (const auto& s : samples)
       if ((folds == "problem" ? s.problem.shape_id() : problem_class(s.problem)) != fold)
         train.push_back(s);
-    const CalibrationResult r = calibrate(device, train);
+    CalibrationOptions options;
+    options.fit_correction = false;
+    const CalibrationResult r = calibrate(device, train, {}, options);
+    ModelCoefficients full = r.coefficients, corrected_defaults;
+    full.correction = fit_log_time_correction(device, train, r.coefficients);
+    corrected_defaults.correction = fit_log_time_correction(device, train, {});
     const QualityReport qb = rank_quality(device, held, {});
-    const QualityReport qa = rank_quality(device, held, r.coefficients);
-    std::printf("fold %-12s %3zu problems held out: median rho %.3f -> %.3f (fit %.1f s)\n",
-                fold.c_str(), qa.problems.size(), qb.median_spearman, qa.median_spearman,
-                r.seconds);
-    b.insert(b.end(), qb.problems.begin(), qb.problems.end());
-    a.insert(a.end(), qa.problems.begin(), qa.problems.end());
+    const QualityReport qc = rank_quality(device, held, r.coefficients);
+    const QualityReport qr = rank_quality(device, held, corrected_defaults);
+    const QualityReport qa = rank_quality(device, held, full);
+    std::printf(
+        "fold %-14s %2zu problems held out: median rho %.3f, coefficients %.3f, correction %.3f, "
+        "both %.3f (fit %.1f s)\n",
+        fold.c_str(), qa.problems.size(), qb.median_spearman, qc.median_spearman,
+        qr.median_spearman, qa.median_spearman, r.seconds);
+    for (auto [report, fold_report] : {std::pair{&before, &qb}, std::pair{&coefficients_only, &qc},
+                                       std::pair{&correction_only, &qr}, std::pair{&after, &qa}})
+      report->problems.insert(report->problems.end(), fold_report->problems.begin(),
+                              fold_report->problems.end());
   }
-  before.problems = b;
-  after.problems = a;
-  summarize(before);
-  summarize(after);
-  print("\nheld out (cross-validated)", before, after);
+  for (auto* report : {&before, &coefficients_only, &correction_only, &after}) summarize(*report);
+  print("\nheld out (cross-validated): coefficients only", before, coefficients_only);
+  print("held out (cross-validated): correction on the default coefficients only", before,
+        correction_only);
+  print("held out (cross-validated): calibrated (coefficients, then correction)", before, after);
   std::printf("total %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;

@@ -70,9 +70,11 @@ void run(const CalibrateArgs& a) {
   CalibrationOptions options;
   options.max_seconds = a.seconds;
   const CalibrationResult r = calibrate(device, samples, start, options);
-  std::printf("calibrated %s on %zu measurements: loss %.4f -> %.4f (%d evaluations, %.1f s)\n",
-              device.name.c_str(), r.samples, r.loss_before, r.loss_after, r.evaluations,
-              r.seconds);
+  std::printf(
+      "calibrated %s on %zu measurements: loss %.4f -> %.4f (coefficients, %d evaluations) -> "
+      "%.4f (with the log-time correction), %.1f s\n",
+      device.name.c_str(), r.samples, r.loss_before, r.loss_coefficients, r.evaluations,
+      r.loss_after, r.seconds);
   print_quality(rank_quality(device, samples, start),
                 rank_quality(device, samples, r.coefficients));
   const std::string json = coefficients_to_json(r.coefficients);
@@ -95,7 +97,9 @@ void run(const CalibrateArgs& a) {
 void register_calibrate(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand(
-      "calibrate", "fit the model to measurements (NLopt) and store the coefficients per device");
+      "calibrate",
+      "fit the model to measurements (NLopt coefficients, then a linear log-time correction) and "
+      "store them per device");
   cmd->add_option("--db", a->db, "the store")->capture_default_str();
   cmd->add_option("--input,-i", a->inputs, "CSV files of attempts (default: the store's)");
   cmd->add_option("--device", a->device, "with the store: only attempts on this device");

@@ -1,5 +1,6 @@
 // Calibration: the coefficients that make predicted times match measured ones, fitted with a
-// bounded derivative-free optimizer (the model is a max of piecewise terms, not smooth).
+// bounded derivative-free optimizer (the model is a max of piecewise terms, not smooth), then
+// the linear log-time correction on what they leave.
 #include <nlopt.hpp>
 
 #include <algorithm>
@@ -107,12 +108,20 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
     }
     if (best > before * 0.999) break;
   }
+  // Never hand back coefficients worse than those the optimizer started from.
+  ModelCoefficients plain_start = start;
+  plain_start.correction = {};
   r.coefficients = objective.at(x);
-  r.loss_after = log_loss(device, samples, r.coefficients);
-  if (r.loss_after > r.loss_before) {  // never hand back something worse than the start
-    r.coefficients = start;
-    r.loss_after = r.loss_before;
+  r.loss_coefficients = log_loss(device, samples, r.coefficients);
+  if (const double l = log_loss(device, samples, plain_start); r.loss_coefficients > l) {
+    r.coefficients = plain_start;
+    r.loss_coefficients = l;
   }
+  // The correction minimizes its own, fast-end-weighted error, so it may raise this unweighted
+  // loss a little while it ranks the configurations that tuning picks from better.
+  if (options.fit_correction)
+    r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
+  r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -2,6 +2,9 @@
 // (what the store keeps per device).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "model/model.hpp"
 
 namespace gemmtune {
@@ -29,6 +32,45 @@ constexpr std::array<CoefficientInfo, kCoefficientCount> kInfo{{
     {"epilogue_cycles_per_elem", &ModelCoefficients::epilogue_cycles_per_elem, 0, 20},
     {"store_bytes_per_clock_sm", &ModelCoefficients::store_bytes_per_clock_sm, 2, 64},
 }};
+
+constexpr const char* kCorrectionKey = "log_time_correction";
+
+double finite_number(const nlohmann::json& value, const std::string& name) {
+  if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
+  const double v = value.get<double>();
+  if (!std::isfinite(v)) throw InputError("model coefficient '" + name + "' is not finite");
+  return v;
+}
+
+// {"offset": x, "offset_fp64": y, "all": {feature: weight, ...}, "fp64": {...}}; a part or a
+// feature left out weighs 0.
+LogTimeCorrection correction_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw InputError(std::string(kCorrectionKey) + " must be a JSON object");
+  LogTimeCorrection k;
+  const auto& names = correction_feature_names();
+  for (const auto& [part, weights] : j.items()) {
+    if (part == "offset" || part == "offset_fp64") {
+      (part == "offset" ? k.offset : k.offset_fp64) =
+          finite_number(weights, std::string(kCorrectionKey) + "." + part);
+      continue;
+    }
+    if (part != "all" && part != "fp64")
+      throw InputError(std::string(kCorrectionKey) + " has an unknown part '" + part +
+                       "' (expected offset, offset_fp64, all, fp64)");
+    if (!weights.is_object())
+      throw InputError(std::string(kCorrectionKey) + "." + part + " must be a JSON object");
+    auto& target = part == "all" ? k.all : k.fp64;
+    for (const auto& [name, value] : weights.items()) {
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end())
+        throw InputError("unknown correction feature '" + name + "' in " + kCorrectionKey + "." +
+                         part);
+      target[size_t(it - names.begin())] =
+          finite_number(value, std::string(kCorrectionKey) + "." + part + "." + name);
+    }
+  }
+  return k;
+}
 
 }  // namespace
 
@@ -68,6 +110,17 @@ std::array<double, kCoefficientCount> coefficient_upper_bounds() {
 std::string coefficients_to_json(const ModelCoefficients& k) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& info : kInfo) j[info.name] = k.*info.member;
+  if (!k.correction.empty()) {
+    nlohmann::json all = nlohmann::json::object(), fp64 = nlohmann::json::object();
+    for (size_t i = 0; i < size_t(kCorrectionFeatureCount); ++i) {
+      all[correction_feature_names()[i]] = k.correction.all[i];
+      fp64[correction_feature_names()[i]] = k.correction.fp64[i];
+    }
+    j[kCorrectionKey] = {{"offset", k.correction.offset},
+                         {"offset_fp64", k.correction.offset_fp64},
+                         {"all", all},
+                         {"fp64", fp64}};
+  }
   return j.dump(2);
 }
 
@@ -81,6 +134,10 @@ ModelCoefficients coefficients_from_json(const std::string& text) {
   if (!j.is_object()) throw InputError("model coefficients must be a JSON object");
   ModelCoefficients k;
   for (const auto& [name, value] : j.items()) {
+    if (name == kCorrectionKey) {
+      k.correction = correction_from_json(value);
+      continue;
+    }
     const auto it = std::find_if(kInfo.begin(), kInfo.end(),
                                  [&](const CoefficientInfo& i) { return name == i.name; });
     if (it == kInfo.end()) throw InputError("unknown model coefficient '" + name + "'");

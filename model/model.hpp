@@ -68,6 +68,21 @@ RegisterModel fit_register_model(const std::vector<RegisterSample>& samples);
 
 // ---------------------------------------------------------------- time
 
+// What the analytical terms miss and measurements show (the ILP of small thread tiles, how a
+// layout or pipeline depth really behaves on one GPU): log(measured / predicted) as a linear
+// function of named features of the configuration and of the prediction's own terms. The
+// calibration fits it (weighted ridge regression, Eigen) after the coefficients; all zero, the
+// default, leaves the analytical model as it is.
+constexpr int kCorrectionFeatureCount = 37;
+struct LogTimeCorrection {
+  double offset = 0;                                   // keeps the absolute scale
+  double offset_fp64 = 0;                              // added for D and Z
+  std::array<double, kCorrectionFeatureCount> all{};   // every precision
+  std::array<double, kCorrectionFeatureCount> fp64{};  // added to `all` for D and Z
+  bool empty() const;
+  bool operator==(const LogTimeCorrection&) const = default;
+};
+
 // Coefficients the calibration fits; defaults are first-principles guesses for any NVIDIA GPU.
 struct ModelCoefficients {
   double fma_efficiency = 0.92;          // of the FMA pipe peak, when the pipe is the limit
@@ -83,11 +98,13 @@ struct ModelCoefficients {
   double launch_us = 3.0;                // launch and tail
   double epilogue_cycles_per_elem = 2;   // per C element and thread, store and scale
   double store_bytes_per_clock_sm = 16;  // L1 -> L2 sector traffic of the C stores (and loads)
+  LogTimeCorrection correction;          // fitted on measurements; not one of the 13 below
   bool operator==(const ModelCoefficients&) const = default;
 };
 
-// The coefficients as a vector, in the order of coefficient_names(), with the bounds the
-// calibration keeps them in (physically meaningful, so a fit cannot run away).
+// The scalar coefficients as a vector, in the order of coefficient_names(), with the bounds the
+// calibration keeps them in (physically meaningful, so a fit cannot run away). from_array leaves
+// the correction empty.
 constexpr int kCoefficientCount = 13;
 const std::array<const char*, kCoefficientCount>& coefficient_names();
 std::array<double, kCoefficientCount> to_array(const ModelCoefficients& k);
@@ -131,6 +148,7 @@ struct Prediction {
   int fmas_per_tensor_instr = 0;  // FMAs of one warp-wide mma (0: SIMT kernel)
   double dram_bytes = 0, l2_bytes = 0, smem_wavefronts = 0;
   TimeLimit limit = TimeLimit::Compute;
+  double correction = 1;    // factor the calibrated correction applied to the terms' time
   std::string why() const;  // one line: the limiting term and the numbers behind it
 };
 
@@ -139,6 +157,11 @@ Prediction predict(const Problem& problem, const DeviceSpec& device, const Kerne
                    const ModelCoefficients& coefficients = {}, int regs_from_compiler = -1);
 
 // ---------------------------------------------------------------- calibration
+
+// The correction's features, named, and their values for one prediction made without it.
+const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names();
+std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
+                                                                const Prediction& uncorrected);
 
 // One measured configuration: what the calibration fits and the quality report ranks.
 struct CalibrationSample {
@@ -151,12 +174,14 @@ struct CalibrationSample {
 struct CalibrationOptions {
   int max_evaluations = 3000;  // of the loss, by the optimizer
   double max_seconds = 50;
+  bool fit_correction = true;  // the LogTimeCorrection after the coefficients
 };
 
 struct CalibrationResult {
   ModelCoefficients coefficients;
   // Mean over problems of var(log(predicted / measured)) + mean(log(...))^2 / 4.
-  double loss_before = 0, loss_after = 0;
+  // loss_coefficients: after the coefficients, before the correction.
+  double loss_before = 0, loss_coefficients = 0, loss_after = 0;
   int evaluations = 0;
   double seconds = 0;
   std::size_t samples = 0;
@@ -164,11 +189,20 @@ struct CalibrationResult {
 
 // Fits the coefficients to the samples with NLopt (BOBYQA, bounded by
 // coefficient_lower_bounds/upper_bounds, on the log-time loss above: mostly the spread within
-// each problem, which decides rankings, a little the absolute scale), starting from start. Throws
-// InputError when there is nothing to fit (no sample with a positive time).
+// each problem, which decides rankings, a little the absolute scale), starting from start, then
+// the correction on what they leave (fit_log_time_correction). Throws InputError when there is
+// nothing to fit (no sample with a positive time).
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start = {},
                             const CalibrationOptions& options = {});
+
+// The correction that best explains log(measured / predicted by `base` without its
+// correction) within each problem: ridge regression on the features centred per problem, each
+// problem weighing the same and, inside one, configurations near its best weighing most (they
+// decide what tuning picks). Throws InputError when no problem has 2 usable samples.
+LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
+                                          const std::vector<CalibrationSample>& samples,
+                                          const ModelCoefficients& base);
 
 // How well the model ranks the measured configurations of one problem.
 struct RankQuality {

@@ -174,6 +174,17 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
 
   const double body = std::max({sm_time, r.t_l2, r.t_dram});
   r.time_s = body + r.t_launch;
+  if (!k.correction.empty()) {
+    const auto f = correction_features(c, r);
+    const bool fp64 = is_double(p.precision);
+    double log_factor = k.correction.offset + (fp64 ? k.correction.offset_fp64 : 0.0);
+    for (size_t j = 0; j < f.size(); ++j)
+      log_factor += f[j] * (k.correction.all[j] + (fp64 ? k.correction.fp64[j] : 0.0));
+    // A linear fit extrapolates without limit; beyond a factor of e^2 (7.4) on a configuration
+    // unlike its training data it is more likely wrong than the terms it corrects.
+    r.correction = std::exp(std::clamp(log_factor, -2.0, 2.0));
+    r.time_s *= r.correction;
+  }
   r.gflops = p.flops() / r.time_s * 1e-9;
   if (r.t_launch > body) {
     r.limit = TimeLimit::Launch;
@@ -192,14 +203,17 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
 }
 
 std::string Prediction::why() const {
-  char buf[320];
-  std::snprintf(
+  char buf[400];
+  const int n = std::snprintf(
       buf, sizeof buf,
       "%s-bound: FMA %.1f us, shared %.1f us, issue %.1f us, latency %.1f us (C store %.1f us), "
       "L2 %.1f us, DRAM %.1f us; occupancy %.0f%% (%d blocks/SM, %s), waves %.2f",
       to_string(limit), t_compute * 1e6, t_smem * 1e6, t_issue * 1e6, t_latency * 1e6,
       t_store * 1e6, t_l2 * 1e6, t_dram * 1e6, occ.fraction * 100, occ.blocks_per_sm,
       to_string(occ.limit), wave_efficiency);
+  // The terms above are the analytical model's; the calibrated time is theirs times this.
+  if (correction != 1.0 && n > 0 && size_t(n) < sizeof buf)
+    std::snprintf(buf + n, sizeof buf - size_t(n), "; calibrated correction x%.2f", correction);
   return buf;
 }
 

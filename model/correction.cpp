@@ -1,0 +1,211 @@
+// The calibrated correction of the analytical time: features, and their fit to measurements.
+// The analytical terms rank tile shapes and pipelines from first principles; measurements on a
+// GPU show systematic misses of those terms (a 1x2 thread tile cannot hide FMA latency, a
+// layout's real conflict cost), which a linear model of the log-time error captures well and
+// cheaply, and which generalizes across problems because it is written in the model's own terms.
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "model/model.hpp"
+
+namespace gemmtune {
+namespace {
+
+constexpr std::array<const char*, kCorrectionFeatureCount> kNames{"thread_tile_m_log2",
+                                                                  "thread_tile_n_log2",
+                                                                  "thread_tile_m_x_n_log2",
+                                                                  "inverse_thread_tile",
+                                                                  "threads_log2",
+                                                                  "block_k_log2",
+                                                                  "block_m_log2",
+                                                                  "block_n_log2",
+                                                                  "vector_a_log2",
+                                                                  "vector_b_log2",
+                                                                  "vector_shared_log2",
+                                                                  "a_k_major",
+                                                                  "b_k_major",
+                                                                  "padded",
+                                                                  "prefetch_a",
+                                                                  "prefetch_b",
+                                                                  "prefetch_both",
+                                                                  "stages",
+                                                                  "full_unroll",
+                                                                  "predicated_edges",
+                                                                  "rasterized",
+                                                                  "mma_m8n8k4",
+                                                                  "mma_m16n8k4",
+                                                                  "cp_async",
+                                                                  "occupancy",
+                                                                  "blocks_per_sm_log2",
+                                                                  "registers_log2",
+                                                                  "compute_share",
+                                                                  "shared_share",
+                                                                  "issue_share",
+                                                                  "latency_share",
+                                                                  "store_share",
+                                                                  "dram_share",
+                                                                  "l2_share",
+                                                                  "wave_efficiency",
+                                                                  "dim_x_log2",
+                                                                  "dim_y_log2"};
+
+// The fast end decides what tuning picks: a configuration at the problem's best weighs
+// 1 + kFastWeight, one 5% slower about a third of that, one 30% slower almost 1.
+constexpr double kFastWeight = 100, kFastScale = 0.05;
+// Ridge: relative to each feature's spread, plus a floor that keeps features which barely vary
+// in the training data (an mma kind on an S-only set, the inverse thread tile) near zero rather
+// than fitted to noise; held out, the floor ranks better than a purely relative ridge (median
+// Spearman 0.896 against 0.887 on the exhaustive H100 sweeps).
+constexpr double kRidge = 1e-3;
+
+}  // namespace
+
+bool LogTimeCorrection::empty() const {
+  const auto zero = [](double v) { return v == 0.0; };
+  return offset == 0 && offset_fp64 == 0 && std::all_of(all.begin(), all.end(), zero) &&
+         std::all_of(fp64.begin(), fp64.end(), zero);
+}
+
+const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names() {
+  return kNames;
+}
+
+std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
+                                                                const Prediction& r) {
+  const double tm = std::log2(double(c.thr_m())), tn = std::log2(double(c.thr_n()));
+  const double t = r.time_s > 0 ? r.time_s : 1.0;
+  return {tm,
+          tn,
+          tm * tn,
+          1.0 / (double(c.thr_m()) * c.thr_n()),
+          std::log2(double(c.threads())),
+          std::log2(double(c.blk_k)),
+          std::log2(double(c.blk_m)),
+          std::log2(double(c.blk_n)),
+          std::log2(double(c.vec_a)),
+          std::log2(double(c.vec_b)),
+          std::log2(double(c.vec_s)),
+          double(c.smem_a_kmajor),
+          double(c.smem_b_kmajor),
+          c.pad > 0 ? 1.0 : 0.0,
+          c.prefetch == 1 ? 1.0 : 0.0,
+          c.prefetch == 2 ? 1.0 : 0.0,
+          c.prefetch == 3 ? 1.0 : 0.0,
+          double(c.stages),
+          c.unroll == 0 ? 1.0 : 0.0,
+          c.edge == EdgeMode::Predicate ? 1.0 : 0.0,
+          c.raster > 1 ? 1.0 : 0.0,
+          c.mma == 1 ? 1.0 : 0.0,
+          c.mma == 2 ? 1.0 : 0.0,
+          double(c.async_copy),
+          r.occ.fraction,
+          std::log2(double(std::max(1, r.occ.blocks_per_sm))),
+          std::log2(double(std::max(1, r.registers))),
+          r.t_compute / t,
+          r.t_smem / t,
+          r.t_issue / t,
+          r.t_latency / t,
+          r.t_store / t,
+          r.t_dram / t,
+          r.t_l2 / t,
+          r.wave_efficiency,
+          std::log2(double(c.dim_x)),
+          std::log2(double(c.dim_y))};
+}
+
+LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
+                                          const std::vector<CalibrationSample>& samples,
+                                          const ModelCoefficients& base) {
+  constexpr int n = kCorrectionFeatureCount;
+  constexpr int width = 2 * n;  // `all`, then `fp64` (the same features, zero unless D or Z)
+  ModelCoefficients plain = base;
+  plain.correction = {};
+  struct Row {
+    Eigen::Matrix<double, width, 1> x;
+    double error, log_measured;
+    bool fp64;
+  };
+  std::map<std::string, std::vector<Row>> by_problem;
+  for (const auto& s : samples) {
+    if (!(s.time_s > 0)) continue;
+    Prediction r;
+    try {
+      r = predict(s.problem, device, s.config, plain, s.registers);
+    } catch (const InputError&) {
+      continue;  // cannot run by the model's resources: nothing to correct
+    }
+    const auto f = correction_features(s.config, r);
+    Row row{Eigen::Matrix<double, width, 1>::Zero(), std::log(s.time_s / r.time_s),
+            std::log(s.time_s), is_double(s.problem.precision)};
+    for (int j = 0; j < n; ++j) {
+      row.x[j] = f[size_t(j)];
+      if (is_double(s.problem.precision)) row.x[n + j] = f[size_t(j)];
+    }
+    by_problem[s.problem.shape_id()].push_back(row);
+  }
+
+  Eigen::Matrix<double, width, width> gram = Eigen::Matrix<double, width, width>::Zero();
+  Eigen::Matrix<double, width, 1> rhs = Eigen::Matrix<double, width, 1>::Zero();
+  struct Centre {
+    Eigen::Matrix<double, width, 1> x;
+    double error;
+    Eigen::Matrix<double, width, 1> plain_x;  // unweighted means, for the absolute level
+    double plain_error;
+    bool fp64;
+  };
+  std::vector<Centre> centres;
+  for (const auto& [id, rows] : by_problem) {
+    if (rows.size() < 2) continue;
+    double best = rows.front().log_measured;
+    for (const auto& row : rows) best = std::min(best, row.log_measured);
+    std::vector<double> w(rows.size());
+    double total = 0;
+    for (size_t i = 0; i < rows.size(); ++i)
+      total += w[i] = 1 + kFastWeight * std::exp(-(rows[i].log_measured - best) / kFastScale);
+    Centre c{Eigen::Matrix<double, width, 1>::Zero(), 0, Eigen::Matrix<double, width, 1>::Zero(), 0,
+             rows.front().fp64};
+    for (size_t i = 0; i < rows.size(); ++i) {
+      w[i] /= total;  // each problem weighs 1 in all
+      c.x += w[i] * rows[i].x;
+      c.error += w[i] * rows[i].error;
+      c.plain_x += rows[i].x / double(rows.size());
+      c.plain_error += rows[i].error / double(rows.size());
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Eigen::Matrix<double, width, 1> dx = rows[i].x - c.x;
+      gram.noalias() += w[i] * dx * dx.transpose();
+      rhs.noalias() += w[i] * dx * (rows[i].error - c.error);
+    }
+    centres.push_back(c);
+  }
+  if (centres.empty())
+    throw InputError("the log-time correction needs a problem with 2 or more usable samples; " +
+                     std::to_string(by_problem.size()) + " problem(s) have fewer");
+  for (int j = 0; j < width; ++j) gram(j, j) += kRidge * (1 + gram(j, j));
+  const Eigen::Matrix<double, width, 1> weights = gram.ldlt().solve(rhs);
+
+  LogTimeCorrection k;
+  for (int j = 0; j < n; ++j) {
+    k.all[size_t(j)] = weights[j];
+    k.fp64[size_t(j)] = weights[n + j];
+  }
+  // The slopes say nothing of the absolute scale (every problem was centred), and features that
+  // differ between problems (the terms' shares, FP64's own weights) move each problem's level.
+  // The offsets put the mean log error of all of a problem's configurations back to zero on
+  // average, one level for FP32 problems and one more for FP64 ones.
+  double level[2] = {0, 0};
+  int count[2] = {0, 0};
+  for (const auto& c : centres) {
+    level[c.fp64] += c.plain_error - weights.dot(c.plain_x);
+    ++count[c.fp64];
+  }
+  k.offset = count[0] ? level[0] / count[0] : level[1] / count[1];
+  if (count[1]) k.offset_fp64 = level[1] / count[1] - k.offset;
+  return k;
+}
+
+}  // namespace gemmtune
