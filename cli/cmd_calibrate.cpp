@@ -75,6 +75,7 @@ void run(const CalibrateArgs& a) {
       "%.4f (with the log-time correction), %.1f s\n",
       device.name.c_str(), r.samples, r.loss_before, r.loss_coefficients, r.evaluations,
       r.loss_after, r.seconds);
+  std::printf("%s\n", correction_note(r, options).c_str());
   print_quality(rank_quality(device, samples, start),
                 rank_quality(device, samples, r.coefficients));
   const std::string json = coefficients_to_json(r.coefficients);

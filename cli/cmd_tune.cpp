@@ -93,8 +93,9 @@ void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
   options.max_seconds = 20;
   const CalibrationResult c = calibrate(d, samples, start, options);
   db.save_calibration(d.name, coefficients_to_json(c.coefficients));
-  std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n",
-              d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds);
+  std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n%s\n",
+              d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds,
+              correction_note(c, options).c_str());
 }
 
 void run_tune(const TuneArgs& a) {

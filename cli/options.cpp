@@ -68,6 +68,17 @@ void add_domain_option(CLI::App& app, std::string& domain) {
       ->capture_default_str();
 }
 
+std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options) {
+  if (r.correction_refitted)
+    return "log-time correction refitted on " + std::to_string(r.samples) + " measurements of " +
+           std::to_string(r.problems) + " problems";
+  return "log-time correction " +
+         std::string(r.coefficients.correction.empty() ? "not fitted" : "kept from the start") +
+         ": " + std::to_string(r.samples) + " measurements of " + std::to_string(r.problems) +
+         " problems, a refit needs " + std::to_string(options.min_correction_samples) + " of " +
+         std::to_string(options.min_correction_problems);
+}
+
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source) {
   if (source == "none") return {};

@@ -36,6 +36,8 @@ void add_format_option(CLI::App& app, std::string& format);
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source);
 void add_calibration_option(CLI::App& app, std::string& source);
+// One line on the log-time correction of a calibration: refitted, or kept and why.
+std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options);
 
 // Each subcommand registers itself on the app.
 void register_predict(CLI::App& app);

@@ -49,6 +49,7 @@ struct Objective {
   const DeviceSpec& device;
   const std::vector<CalibrationSample>& samples;
   Array lower, upper;
+  LogTimeCorrection held;  // the correction the coefficients are fitted under
   int evaluations = 0;
 
   // The optimizer works on [0, 1] per coefficient so that one step means as much for a
@@ -56,7 +57,9 @@ struct Objective {
   ModelCoefficients at(const std::vector<double>& unit) const {
     Array v{};
     for (size_t i = 0; i < v.size(); ++i) v[i] = lower[i] + unit[i] * (upper[i] - lower[i]);
-    return from_array(v);
+    ModelCoefficients k = from_array(v);
+    k.correction = held;
+    return k;
   }
   static double call(const std::vector<double>& x, std::vector<double>&, void* self) {
     auto* o = static_cast<Objective*>(self);
@@ -73,7 +76,17 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   for (const auto& s : samples) usable += s.time_s > 0 ? 1 : 0;
   if (usable == 0) throw InputError("calibration needs measured samples; none has a time > 0");
   const auto t0 = std::chrono::steady_clock::now();
-  Objective objective{device, samples, coefficient_lower_bounds(), coefficient_upper_bounds()};
+  // Refit the correction only with enough data behind it (74 weights); otherwise fit the
+  // coefficients under the start's correction and keep it, as a tune's few new measurements
+  // would otherwise replace a correction fitted on thousands.
+  std::map<std::string, int> per_problem;
+  for (const auto& s : samples)
+    if (s.time_s > 0) ++per_problem[s.problem.shape_id()];
+  const bool refit = options.fit_correction &&
+                     usable >= std::size_t(options.min_correction_samples) &&
+                     int(per_problem.size()) >= options.min_correction_problems;
+  Objective objective{device, samples, coefficient_lower_bounds(), coefficient_upper_bounds(),
+                      refit ? LogTimeCorrection{} : start.correction};
   std::vector<double> x(kCoefficientCount);
   const Array s0 = to_array(start);
   for (size_t i = 0; i < x.size(); ++i)
@@ -92,7 +105,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   opt.set_ftol_rel(1e-6);
   // BOBYQA's trust region shrinks fast on this piecewise loss; restarting from the best point
   // with a fresh step finds more, until a restart gains under 0.1%.
-  double best = r.loss_before;
+  double best = log_loss(device, samples, objective.at(x));
   const auto deadline = t0 + std::chrono::duration<double>(options.max_seconds);
   for (int restart = 0; restart < 8; ++restart) {
     const double before = best;
@@ -109,18 +122,19 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
     if (best > before * 0.999) break;
   }
   // Never hand back coefficients worse than those the optimizer started from.
-  ModelCoefficients plain_start = start;
-  plain_start.correction = {};
+  ModelCoefficients from = start;
+  from.correction = objective.held;
   r.coefficients = objective.at(x);
   r.loss_coefficients = log_loss(device, samples, r.coefficients);
-  if (const double l = log_loss(device, samples, plain_start); r.loss_coefficients > l) {
-    r.coefficients = plain_start;
+  if (const double l = log_loss(device, samples, from); r.loss_coefficients > l) {
+    r.coefficients = from;
     r.loss_coefficients = l;
   }
   // The correction minimizes its own, fast-end-weighted error, so it may raise this unweighted
   // loss a little while it ranks the configurations that tuning picks from better.
-  if (options.fit_correction)
-    r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
+  r.correction_refitted = refit;
+  r.problems = per_problem.size();
+  if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
   r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

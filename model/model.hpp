@@ -175,6 +175,9 @@ struct CalibrationOptions {
   int max_evaluations = 3000;  // of the loss, by the optimizer
   double max_seconds = 50;
   bool fit_correction = true;  // the LogTimeCorrection after the coefficients
+  // Below either, the start's correction is kept and the coefficients are fitted under it.
+  int min_correction_samples = 500;
+  int min_correction_problems = 3;
 };
 
 struct CalibrationResult {
@@ -184,14 +187,16 @@ struct CalibrationResult {
   double loss_before = 0, loss_coefficients = 0, loss_after = 0;
   int evaluations = 0;
   double seconds = 0;
-  std::size_t samples = 0;
+  std::size_t samples = 0, problems = 0;
+  bool correction_refitted = false;  // else the start's correction was kept
 };
 
 // Fits the coefficients to the samples with NLopt (BOBYQA, bounded by
 // coefficient_lower_bounds/upper_bounds, on the log-time loss above: mostly the spread within
 // each problem, which decides rankings, a little the absolute scale), starting from start, then
-// the correction on what they leave (fit_log_time_correction). Throws InputError when there is
-// nothing to fit (no sample with a positive time).
+// the correction on what they leave (fit_log_time_correction) when the options' minimum data is
+// there; with less, the coefficients are fitted under start's correction, which is kept. Throws
+// InputError when there is nothing to fit (no sample with a positive time).
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start = {},
                             const CalibrationOptions& options = {});

@@ -90,3 +90,37 @@ TEST_CASE("cli: bad input gets one line and a non-zero exit", "[cli]") {
   CHECK(WEXITSTATUS(status) == 2);
   CHECK_THAT(out, Catch::Contains("no CUDA GPU") && Catch::Contains("--gpu H100-SXM"));
 }
+
+TEST_CASE("cli: calibrate, then tune --recalibrate keeps the calibration the next ranking uses",
+          "[cli]") {
+  const std::string db = "gemmtune_cli_recalibrate.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  const std::string data = std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/";
+  // A few replayed measurements of one problem: the coefficients are refitted, but 60
+  // measurements are too few for the 74 weights of the correction.
+  const Run first = run("tune --replay " + data + "h100_exhaustive.csv -p d -m 4096 -n 4096 " +
+                        "-k 4096 --domain compact --evaluations 60 --calibration none " +
+                        "--recalibrate --db " + db);
+  INFO(first.output);
+  CHECK(first.status == 0);
+  CHECK_THAT(first.output, Catch::Contains("recalibrated H100-SXM on 60 stored") &&
+                               Catch::Contains("log-time correction not fitted"));
+  // The sampled sweeps of 25 problems are enough for it.
+  const Run full = run("calibrate -i " + data + "h100_sweeps.csv --seconds 5 --db " + db);
+  INFO(full.output);
+  CHECK(full.status == 0);
+  CHECK_THAT(full.output, Catch::Contains("log-time correction refitted on 4691 measurements"));
+  const Run ranked = run("predict -p s -m 2048 -n 2048 -k 2048 --top 1 --db " + db);
+  INFO(ranked.output);
+  CHECK_THAT(ranked.output, Catch::Contains("calibrated correction x"));
+  // A later tune refines the coefficients on the store's few measurements and keeps the
+  // correction, so the next problem's ranking still has it.
+  const Run next = run("tune --replay " + data + "h100_exhaustive.csv -p s -m 2048 -n 2048 " +
+                       "-k 2048 --domain compact --evaluations 60 --recalibrate --db " + db);
+  INFO(next.output);
+  CHECK(next.status == 0);
+  CHECK_THAT(next.output, Catch::Contains("log-time correction kept from the start"));
+  const Run after = run("predict -p d -m 1024 -n 1024 -k 1024 --top 1 --db " + db);
+  CHECK_THAT(after.output, Catch::Contains("calibrated correction x"));
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
