@@ -6,6 +6,7 @@
 #                           [tunes LINES SECONDS_EACH STOP_AFTER_S] [profile]
 #                           [exhaustive LINES TUNE_SECONDS STOP_AFTER_S]
 #                           [capped LINES SECONDS_EACH STOP_AFTER_S]
+#                           [calibrated LINES EVALUATIONS CALIBRATION.json STOP_AFTER_S]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
@@ -17,6 +18,8 @@
 # capped: for each of the lines, a hybrid tune of the compact domain from an empty compile cache
 # that may measure at most 5% of the pruned space (issue 3's budget) and run SECONDS_EACH;
 # the store is $OUT/capped.db.
+# calibrated: for each of the lines, a hybrid tune of the compact domain that measures
+# EVALUATIONS configurations, ranked by the uncalibrated model and then by CALIBRATION.json.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
@@ -108,6 +111,22 @@ while [[ $# -gt 0 ]]; do
             --db "$out/capped.db"
         done
       shift 4 ;;
+    calibrated)
+      # The calibration's value to tuning: on problems outside its data, the same small budget
+      # of measurements with the uncalibrated and the calibrated model.
+      echo "== hybrid tunes of problems $2, $3 measurements each, uncalibrated and with $4"
+      problem_lines "$2" |
+        while read -r args; do
+          if ((SECONDS > $5)); then echo "stopping before $args: $SECONDS s used"; break; fi
+          for calibration in none "$4"; do
+            echo "$args --calibration $calibration" | tee -a "$out/calibrated.txt"
+            # shellcheck disable=SC2086
+            build/gemmtune tune $args --domain compact --evaluations "$3" --calibration \
+              "$calibration" --db "$out/calibrated_$(basename "$calibration").db" </dev/null 2>&1 |
+              tail -2 | tee -a "$out/calibrated.txt"
+          done
+        done
+      shift 5 ;;
     profile)
       echo "== profile: counters and energy beside the model"
       build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --db "$out/profile.db" \
