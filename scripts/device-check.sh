@@ -7,6 +7,7 @@
 #                           [exhaustive LINES TUNE_SECONDS STOP_AFTER_S]
 #                           [capped LINES SECONDS_EACH STOP_AFTER_S]
 #                           [calibrated LINES EVALUATIONS CALIBRATION.json STOP_AFTER_S]
+#                           [counters LINES EVALUATIONS STOP_AFTER_S]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
@@ -127,6 +128,20 @@ while [[ $# -gt 0 ]]; do
           done
         done
       shift 5 ;;
+    counters)
+      # Shortlists with counters: what `tune --counters` stores, exported as JSON (the CSV
+      # format has no counter columns).
+      echo "== hybrid tunes of problems $2 with counters, $3 measurements each"
+      problem_lines "$2" |
+        while read -r args; do
+          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
+          # shellcheck disable=SC2086
+          build/gemmtune tune $args --domain compact --evaluations "$3" --counters \
+            --calibration none --db "$out/counters.db" </dev/null 2>&1 | tail -2 |
+            tee -a "$out/counters.txt"
+        done
+      build/gemmtune export --db "$out/counters.db" --format json --output "$out/counters.json"
+      shift 4 ;;
     profile)
       echo "== profile: counters and energy beside the model"
       build/gemmtune profile -p s -m 4096 -n 4096 -k 4096 --db "$out/profile.db" \

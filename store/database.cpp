@@ -412,6 +412,15 @@ std::string Database::export_json(const std::string& device) const {
                     {"energy_j", a.energy_j},
                     {"predicted_s", a.predicted_s},
                     {"created_at", a.created_at}});
+    // Counters as collected (tune --counters, profile); a stored text that no longer parses is
+    // kept as text rather than lost.
+    if (!a.counters_json.empty()) {
+      try {
+        rows.back()["counters"] = nlohmann::json::parse(a.counters_json);
+      } catch (const nlohmann::json::exception&) {
+        rows.back()["counters"] = a.counters_json;
+      }
+    }
   }
   return rows.dump(2);
 }

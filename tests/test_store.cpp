@@ -71,6 +71,12 @@ TEST_CASE("store: attempts round-trip and the best is the fastest ok one", "[sto
   CHECK_FALSE(db.has("A100", p100, KernelConfig::parse("BM16_BN16")));
   CHECK(db.problems("H100-SXM").size() == 2);
   CHECK(db.attempts("").size() == 4);
+  // Counters come back with the attempt and in the JSON export, as numbers.
+  Attempt counted = attempt(300, "BM64_BN64", 1e-3);
+  counted.counters_json = R"({"dram__bytes_read.sum": 405144576.0})";
+  db.add(counted);
+  CHECK(db.attempts("H100-SXM", counted.problem).at(0).counters_json == counted.counters_json);
+  CHECK_THAT(db.export_json(), Catch::Contains("\"dram__bytes_read.sum\": 405144576.0"));
   db.save_calibration("H100-SXM", "{\"a\": 1}");
   db.save_calibration("H100-SXM", "{\"a\": 2}");
   CHECK(*db.calibration("H100-SXM") == "{\"a\": 2}");
