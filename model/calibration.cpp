@@ -105,7 +105,11 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   opt.set_ftol_rel(1e-6);
   // BOBYQA's trust region shrinks fast on this piecewise loss; restarting from the best point
   // with a fresh step finds more, until a restart gains under 0.1%.
-  double best = log_loss(device, samples, objective.at(x));
+  // The optimizer's starting point: the start's coefficients (within bounds) under the held
+  // correction; never hand back anything worse.
+  const ModelCoefficients from = objective.at(x);
+  const double from_loss = log_loss(device, samples, from);
+  double best = from_loss;
   const auto deadline = t0 + std::chrono::duration<double>(options.max_seconds);
   for (int restart = 0; restart < 8; ++restart) {
     const double before = best;
@@ -121,14 +125,11 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
     }
     if (best > before * 0.999) break;
   }
-  // Never hand back coefficients worse than those the optimizer started from.
-  ModelCoefficients from = start;
-  from.correction = objective.held;
   r.coefficients = objective.at(x);
   r.loss_coefficients = log_loss(device, samples, r.coefficients);
-  if (const double l = log_loss(device, samples, from); r.loss_coefficients > l) {
+  if (r.loss_coefficients > from_loss) {
     r.coefficients = from;
-    r.loss_coefficients = l;
+    r.loss_coefficients = from_loss;
   }
   // The correction minimizes its own, fast-end-weighted error, so it may raise this unweighted
   // loss a little while it ranks the configurations that tuning picks from better.

@@ -141,8 +141,7 @@ ModelCoefficients coefficients_from_json(const std::string& text) {
     const auto it = std::find_if(kInfo.begin(), kInfo.end(),
                                  [&](const CoefficientInfo& i) { return name == i.name; });
     if (it == kInfo.end()) throw InputError("unknown model coefficient '" + name + "'");
-    if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
-    const double v = value.get<double>();
+    const double v = finite_number(value, name);
     if (!(v >= it->lower && v <= it->upper))
       throw InputError("model coefficient " + name + " = " + std::to_string(v) + " is outside [" +
                        std::to_string(it->lower) + ", " + std::to_string(it->upper) + "]");

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2317  # the per-problem steps are called through each_problem
 # On the lent GPU machine, from the repository root, with build/ carried from the build host:
 # the gpu-labelled tests and the GPU benchmarks in one call, logs under $OUT.
 #   scripts/device-check.sh [tests] [vs_cublas PRECISIONS SECONDS]
@@ -41,6 +42,58 @@ fresh_tune() {
   cp -n "$fresh"/* "$GEMMTUNE_CACHE"/ 2>/dev/null
   rm -rf "$fresh"
 }
+# each_problem LINES STOP_AFTER_S STEP PARAMS...: for each of the lines, STEP PROBLEM_OPTIONS
+# PARAMS..., none started after STOP_AFTER_S seconds of this script.
+each_problem() {
+  local lines=$1 stop=$2 args
+  shift 2
+  problem_lines "$lines" |
+    while read -r args; do
+      if ((SECONDS > stop)); then echo "stopping before $args: $SECONDS s used"; break; fi
+      "$1" "$args" "${@:2}"
+    done
+}
+# The per-problem steps: PROBLEM_OPTIONS, then the step's parameters. Problem options are split
+# into words on purpose (shellcheck SC2086).
+# shellcheck disable=SC2086
+tune_step() {  # SECONDS
+  /usr/bin/time -f "  wall %e s" build/gemmtune tune $1 --seconds "$2" </dev/null \
+    --calibration none --db "$out/tunes.db" 2>&1 | tee -a "$out/tunes.txt"
+}
+# shellcheck disable=SC2086
+exhaustive_step() {  # TUNE_SECONDS STOP_AFTER_S
+  (($2 > 0)) && fresh_tune "$out/exhaustive_tunes.txt" $1 --seconds "$2" \
+    --db "$out/exhaustive_tunes.db"
+  build/gemmtune sweep $1 --domain compact --seconds $(($3 - SECONDS)) -r 5 \
+    --timeout 20 --db "$out/exhaustive.db" </dev/null 2>>"$out/exhaustive.err" |
+    tee -a "$out/exhaustive.txt"
+  tail -1 "$out/exhaustive.err"
+}
+# shellcheck disable=SC2086
+capped_step() {  # SECONDS
+  local pruned
+  pruned=$(build/gemmtune space $1 --domain compact | awk 'END { print $NF }')
+  echo "$1: pruned space $pruned, at most $((pruned / 20)) measurements" |
+    tee -a "$out/capped.txt"
+  fresh_tune "$out/capped.txt" $1 --seconds "$2" --evaluations $((pruned / 20)) \
+    --db "$out/capped.db"
+}
+# shellcheck disable=SC2086
+calibrated_step() {  # EVALUATIONS CALIBRATION.json
+  local calibration
+  for calibration in none "$3"; do
+    echo "$1 --calibration $calibration" | tee -a "$out/calibrated.txt"
+    build/gemmtune tune $1 --domain compact --evaluations "$2" --calibration "$calibration" \
+      --db "$out/calibrated_$(basename "$calibration").db" </dev/null 2>&1 |
+      tail -2 | tee -a "$out/calibrated.txt"
+  done
+}
+# shellcheck disable=SC2086
+counters_step() {  # EVALUATIONS
+  build/gemmtune tune $1 --domain compact --evaluations "$2" --counters \
+    --calibration none --db "$out/counters.db" </dev/null 2>&1 | tail -2 |
+    tee -a "$out/counters.txt"
+}
 # Libraries the device lacks travel in build/ (rpath $ORIGIN).
 {
   date -u
@@ -75,71 +128,27 @@ while [[ $# -gt 0 ]]; do
     tunes)
       # The hybrid as users run it (full domain), on the same problems as the sweeps.
       echo "== hybrid tunes of problems $2, $3 s each"
-      problem_lines "$2" |
-        while read -r args; do
-          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          # shellcheck disable=SC2086
-          /usr/bin/time -f "  wall %e s" build/gemmtune tune $args --seconds "$3" </dev/null \
-            --calibration none --db "$out/tunes.db" 2>&1 | tee -a "$out/tunes.txt"
-        done
+      each_problem "$2" "$4" tune_step "$3"
       shift 4 ;;
     exhaustive)
       echo "== exhaustive sweeps of the compact domain, problems $2, each after a $3 s tune"
-      problem_lines "$2" |
-        while read -r args; do
-          if ((SECONDS + 60 > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          # shellcheck disable=SC2086
-          (($3 > 0)) && fresh_tune "$out/exhaustive_tunes.txt" $args --seconds "$3" \
-            --db "$out/exhaustive_tunes.db"
-          # shellcheck disable=SC2086
-          build/gemmtune sweep $args --domain compact --seconds $(($4 - SECONDS)) -r 5 \
-            --timeout 20 --db "$out/exhaustive.db" </dev/null 2>>"$out/exhaustive.err" |
-            tee -a "$out/exhaustive.txt"
-          tail -1 "$out/exhaustive.err"
-        done
+      each_problem "$2" $(($4 - 60)) exhaustive_step "$3" "$4"
       shift 4 ;;
     capped)
       echo "== hybrid tunes of problems $2, at most 5% of the compact pruned space, $3 s each"
-      problem_lines "$2" |
-        while read -r args; do
-          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          # shellcheck disable=SC2086
-          pruned=$(build/gemmtune space $args --domain compact | awk 'END { print $NF }')
-          echo "$args: pruned space $pruned, at most $((pruned / 20)) measurements" |
-            tee -a "$out/capped.txt"
-          # shellcheck disable=SC2086
-          fresh_tune "$out/capped.txt" $args --seconds "$3" --evaluations $((pruned / 20)) \
-            --db "$out/capped.db"
-        done
+      each_problem "$2" "$4" capped_step "$3"
       shift 4 ;;
     calibrated)
       # The calibration's value to tuning: on problems outside its data, the same small budget
       # of measurements with the uncalibrated and the calibrated model.
       echo "== hybrid tunes of problems $2, $3 measurements each, uncalibrated and with $4"
-      problem_lines "$2" |
-        while read -r args; do
-          if ((SECONDS > $5)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          for calibration in none "$4"; do
-            echo "$args --calibration $calibration" | tee -a "$out/calibrated.txt"
-            # shellcheck disable=SC2086
-            build/gemmtune tune $args --domain compact --evaluations "$3" --calibration \
-              "$calibration" --db "$out/calibrated_$(basename "$calibration").db" </dev/null 2>&1 |
-              tail -2 | tee -a "$out/calibrated.txt"
-          done
-        done
+      each_problem "$2" "$5" calibrated_step "$3" "$4"
       shift 5 ;;
     counters)
       # Shortlists with counters: what `tune --counters` stores, exported as JSON (the CSV
       # format has no counter columns).
       echo "== hybrid tunes of problems $2 with counters, $3 measurements each"
-      problem_lines "$2" |
-        while read -r args; do
-          if ((SECONDS > $4)); then echo "stopping before $args: $SECONDS s used"; break; fi
-          # shellcheck disable=SC2086
-          build/gemmtune tune $args --domain compact --evaluations "$3" --counters \
-            --calibration none --db "$out/counters.db" </dev/null 2>&1 | tail -2 |
-            tee -a "$out/counters.txt"
-        done
+      each_problem "$2" "$4" counters_step "$3"
       build/gemmtune export --db "$out/counters.db" --format json --output "$out/counters.json"
       shift 4 ;;
     profile)
