@@ -96,9 +96,9 @@ struct KernelConfig {
   EdgeMode edge = EdgeMode::Predicate;    // out-of-range handling along M and N
   int raster = 1;                         // block rasterization group along M (L2 reuse)
   int vec_s = 1;                          // shared-memory read width in the compute loop
-  // FP64 tensor cores (D only): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+, THR_M even).
-  // The DIM_X x DIM_Y grid is then a
-  // grid of warps of 8 x 4 lanes (the mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
+  // FP64 tensor cores (D only): 1 mma.sync m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16
+  // (sm_90+, THR_M even). The DIM_X x DIM_Y grid is then a grid of warps of 8 x 4 lanes (the
+  // mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
   int mma = 0;
   // 1: shared tiles filled by a STAGES-deep cp.async pipeline (sm_80+), no register staging.
   int async_copy = 0;
@@ -106,6 +106,9 @@ struct KernelConfig {
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }
   int thr_n() const { return blk_n / dim_y; }
+  // k and rows of C of one mma instruction (0 for SIMT kernels).
+  int mma_k() const { return mma == 4 ? 16 : mma == 3 ? 8 : mma ? 4 : 0; }
+  int mma_rows() const { return mma >= 2 ? 16 : mma ? 8 : 0; }
   // Canonical text id:
   // "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD0_PF0_ST1_UR0_RS1_VS1_ED0".
   std::string id() const;

@@ -10,7 +10,8 @@
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
 // NVRTC compiles this without any include file.
 //
-// GT_MMA 1 (D only, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2 (sm_90+): m16n8k4. The
+// GT_MMA 1 (D only, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2, 3, 4 (sm_90+): m16n8k4,
+// m16n8k8, m16n8k16 (BLK_K a multiple of the mma's k). The
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
 // mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
 // owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
@@ -93,6 +94,26 @@ typedef double2 elem_t;
 #else
 #define SB_SIZE (BLK_N * (BLK_K + PAD))
 #define SB_AT(s, k, n) s[(n) * (BLK_K + PAD) + (k)]
+#endif
+
+#if GT_MMA
+// k of one mma: 4 (m8n8k4, m16n8k4), 8 (m16n8k8) or 16 (m16n8k16).
+#if GT_MMA == 4
+#define MMA_K 16
+#elif GT_MMA == 3
+#define MMA_K 8
+#else
+#define MMA_K 4
+#endif
+// Values of one fragment per lane. Lane l's q-th value sits in the mma's k slot l%4 + 4q, for A
+// and B alike; any bijection of those slots onto the k of the shared tile leaves the sum
+// unchanged when A and B share it, so lane l takes the MMA_Q contiguous k from (l%4)*MMA_Q, and
+// an M-major A (N-major B) tile gives them up as 16-byte vectors.
+#define MMA_Q (MMA_K / 4)
+#define MMA_VEC_A \
+  (!LA_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && SB_SIZE % 2 == 0)
+#define MMA_VEC_B \
+  (!LB_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && SB_SIZE % 2 == 0)
 #endif
 
 #define GT_STR2(x) #x
@@ -207,17 +228,30 @@ __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* _
 #define ASYNC_COPY 0
 #endif
 #if ASYNC_COPY
+__device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
+  unsigned addr;
+  asm("{ .reg .u64 q; cvta.to.shared.u64 q, %1; cvt.u32.u64 %0, q; }" : "=r"(addr) : "l"(p));
+  return addr;
+}
 // cp.async (sm_80+): BYTES from global src to shared dst without a register round trip; bytes
 // past `valid` are zero-filled, which is how the edges of A and B read as zeros.
 template <int BYTES>
 __device__ __forceinline__ void gt_cp_async(elem_t* dst, const elem_t* src, int valid) {
-  unsigned addr;
-  asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }"
-               : "=r"(addr)
-               : "l"(dst));
+  const unsigned addr = gt_shared_address(dst);
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(addr), "l"(src), "n"(BYTES),
                "r"(valid)
                : "memory");
+}
+// cp.async of V whole elements; 16-byte copies bypass L1 (.cg), as the tile is read from shared.
+template <int V>
+__device__ __forceinline__ void gt_cp_async_whole(elem_t* dst, const elem_t* src) {
+  const unsigned addr = gt_shared_address(dst);
+  if (V * sizeof(elem_t) == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(addr), "l"(src),
+                 "n"(V * int(sizeof(elem_t)))
+                 : "memory");
 }
 __device__ __forceinline__ void gt_cp_async_commit() {
   asm volatile("cp.async.commit_group;" ::: "memory");
@@ -393,6 +427,45 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   auto copy_tiles = [&](int s, int k0) {
     elem_t* sa = smem + s * (SA_SIZE + SB_SIZE);
     elem_t* sb = sa + SA_SIZE;
+    if (inside_mn && k0 + BLK_K <= K) {
+      // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
+      // path below costs ~10 integer instructions per copy (H200 profile, bench/NOTES.md).
+#if GT_OP_A == 0
+      const elem_t* pa = A + (m0 + txa * VEC_A) + (long long)(k0 + tya) * lda;
+#else
+      const elem_t* pa = A + (k0 + txa * VEC_A) + (long long)(m0 + tya) * lda;
+#endif
+#pragma unroll
+      for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)
+#pragma unroll
+        for (int r = 0; r < A_ROW_STEPS; ++r) {
+          const int row = txa * VEC_A + r * DIM_XA * VEC_A;
+          const int col = tya + c * DIM_YA;
+#if GT_OP_A == 0
+          gt_cp_async_whole<VEC_A>(&SA_AT(sa, row, col), pa + r * DIM_XA * VEC_A);
+#else
+          gt_cp_async_whole<VEC_A>(&SA_AT(sa, col, row), pa + r * DIM_XA * VEC_A);
+#endif
+        }
+#if GT_OP_B == 0
+      const elem_t* pb = B + (k0 + txb * VEC_B) + (long long)(n0 + tyb) * ldb;
+#else
+      const elem_t* pb = B + (n0 + txb * VEC_B) + (long long)(k0 + tyb) * ldb;
+#endif
+#pragma unroll
+      for (int c = 0; c < B_COL_STEPS; ++c, pb += DIM_YB * ldb)
+#pragma unroll
+        for (int r = 0; r < B_ROW_STEPS; ++r) {
+          const int row = txb * VEC_B + r * DIM_XB * VEC_B;
+          const int col = tyb + c * DIM_YB;
+#if GT_OP_B == 0
+          gt_cp_async_whole<VEC_B>(&SB_AT(sb, row, col), pb + r * DIM_XB * VEC_B);
+#else
+          gt_cp_async_whole<VEC_B>(&SB_AT(sb, col, row), pb + r * DIM_XB * VEC_B);
+#endif
+        }
+      return;
+    }
 #pragma unroll
     for (int c = 0; c < A_COL_STEPS; ++c)
 #pragma unroll
@@ -424,16 +497,69 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   auto compute = [&](const elem_t* sa, const elem_t* sb) {
 #if GT_MMA
     GT_UNROLL_K
-    for (int kk = 0; kk < BLK_K; kk += 4) {
-      // Fragments of m8n8k4: A's lane l holds (l/4, l%4), B's lane l holds (l%4, l/4).
-      double a[THR_M], b[THR_N / 2];
+    for (int kk = 0; kk < BLK_K; kk += MMA_K) {
+      // Lane l's q-th fragment value of A and of B takes k = kk + (l%4)*MMA_Q + q (see MMA_Q).
+      double a[THR_M][MMA_Q], b[THR_N / 2][MMA_Q];
+      const int k_lane = kk + (lane % 4) * MMA_Q;
 #pragma unroll
-      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, kk + lane % 4);
+      for (int i = 0; i < THR_M; ++i) {
+#if MMA_VEC_A
 #pragma unroll
-      for (int j = 0; j < THR_N / 2; ++j)
-        b[j] = SB_AT(sb, kk + lane % 4, WARP_COL0 + j * 8 + lane / 4);
-#if GT_MMA == 2
-        // m16n8k4 (sm_90): two vertically adjacent 8 x 8 tiles in one instruction.
+        for (int q = 0; q < MMA_Q; q += 2) {
+          const double2 w = *reinterpret_cast<const double2*>(
+              &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
+          a[i][q] = w.x;
+          a[i][q + 1] = w.y;
+        }
+#else
+#pragma unroll
+        for (int q = 0; q < MMA_Q; ++q)
+          a[i][q] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q);
+#endif
+      }
+#pragma unroll
+      for (int j = 0; j < THR_N / 2; ++j) {
+#if MMA_VEC_B
+#pragma unroll
+        for (int q = 0; q < MMA_Q; q += 2) {
+          const double2 w = *reinterpret_cast<const double2*>(
+              &SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
+          b[j][q] = w.x;
+          b[j][q + 1] = w.y;
+        }
+#else
+#pragma unroll
+        for (int q = 0; q < MMA_Q; ++q)
+          b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
+#endif
+      }
+#if GT_MMA == 4
+      // m16n8k16 (sm_90): A value 2q + h is row h*8 + l/4, k slot q; B value q is k slot q.
+#pragma unroll
+      for (int i = 0; i < THR_M; i += 2)
+#pragma unroll
+        for (int j = 0; j < THR_N / 2; ++j)
+          asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};"
+              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
+                "+d"(acc[i + 1][2 * j + 1])
+              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(a[i][1]), "d"(a[i + 1][1]), "d"(a[i][2]),
+                "d"(a[i + 1][2]), "d"(a[i][3]), "d"(a[i + 1][3]), "d"(b[j][0]), "d"(b[j][1]),
+                "d"(b[j][2]), "d"(b[j][3]));
+#elif GT_MMA == 3
+      // m16n8k8 (sm_90): A value 2q + h is row h*8 + l/4, k slot q; B value q is k slot q.
+#pragma unroll
+      for (int i = 0; i < THR_M; i += 2)
+#pragma unroll
+        for (int j = 0; j < THR_N / 2; ++j)
+          asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
+                "+d"(acc[i + 1][2 * j + 1])
+              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(a[i][1]), "d"(a[i + 1][1]), "d"(b[j][0]),
+                "d"(b[j][1]));
+#elif GT_MMA == 2
+      // m16n8k4 (sm_90): two vertically adjacent 8 x 8 tiles in one instruction.
 #pragma unroll
       for (int i = 0; i < THR_M; i += 2)
 #pragma unroll
@@ -442,7 +568,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
               "{%0, %1, %2, %3};"
               : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
                 "+d"(acc[i + 1][2 * j + 1])
-              : "d"(a[i]), "d"(a[i + 1]), "d"(b[j]));
+              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(b[j][0]));
 #else
 #pragma unroll
       for (int i = 0; i < THR_M; ++i)
@@ -450,7 +576,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < THR_N / 2; ++j)
           asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
               : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1])
-              : "d"(a[i]), "d"(b[j]));
+              : "d"(a[i][0]), "d"(b[j][0]));
 #endif
     }
 #else

@@ -44,6 +44,10 @@ struct BankProfile {
 };
 BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
 
+// Elements per shared read of an mma fragment of A (or B): 2 where a lane's k values are
+// contiguous and 16-byte aligned (m16n8k8/k16 on an M-major A or N-major B tile), else 1.
+int mma_fragment_vector(const KernelConfig& c, bool of_a);
+
 // Shared-memory wavefronts one warp issues in one K step: compute-loop reads plus tile stores.
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& bank);
 

@@ -107,12 +107,16 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double smem_iter = warps_per_block * warp_smem_wavefronts_per_step(c, bank);
   // Every warp instruction takes an issue slot: one per clock in each of 4 sub-partitions.
   // FFMA and scalar LDS compete for them, which caps SIMT GEMM below the FMA peak.
-  // Per thread and unit of k. One mma (m8n8k4) covers 8 x 8 x 4, that is 2 x 4 of a lane's
-  // accumulator-k products, and its fragments are one element per 4 k.
-  const double fma_instr = c.mma ? double(c.thr_m()) * c.thr_n() / (c.mma == 2 ? 16.0 : 8.0)
-                                 : double(c.thr_m()) * c.thr_n() * fpm;
-  const double lds_instr =
-      c.mma ? (c.thr_m() + c.thr_n() / 2.0) / 4.0 : double(c.thr_m() + c.thr_n()) / c.vec_s;
+  // Per thread and unit of k. One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's
+  // accumulator-k products; its fragments are one element per lane and 4 k, read in 16-byte
+  // pairs where the shared layout allows it.
+  const double fma_instr =
+      c.mma ? double(c.thr_m()) * c.thr_n() * 4.0 / (double(c.mma_rows()) * c.mma_k())
+            : double(c.thr_m()) * c.thr_n() * fpm;
+  const double lds_instr = c.mma ? (c.thr_m() / double(mma_fragment_vector(c, true)) +
+                                    c.thr_n() / 2.0 / mma_fragment_vector(c, false)) /
+                                       4.0
+                                 : double(c.thr_m() + c.thr_n()) / c.vec_s;
   const double load_instr = loads_a / c.vec_a + loads_b / c.vec_b;
   const double loop_instr =
       c.unroll == 0 ? 0.0 : double(c.blk_k) / c.unroll * k.loop_instr_per_step;
@@ -154,7 +158,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double sm_time = sm_cycles / clock_hz;
   r.wave_efficiency = double(r.tiles) / double(busiest * d.sm_count);
 
-  r.fmas_per_tensor_instr = c.mma == 2 ? 16 * 8 * 4 : c.mma == 1 ? 8 * 8 * 4 : 0;
+  r.fmas_per_tensor_instr = c.mma_rows() * 8 * c.mma_k();
   r.fma_count = double(r.tiles) * c.blk_m * c.blk_n * double(k_tiles) * c.blk_k * fpm;
   r.t_compute = double(busiest) * k_tiles * fma_iter / k.fma_efficiency / clock_hz;
   r.t_smem = double(busiest) * k_tiles * smem_iter / k.smem_efficiency / clock_hz;

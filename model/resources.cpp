@@ -61,16 +61,26 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
   return std::int64_t(c.stages) * (tile_a_elems(c) + tile_b_elems(c)) * element_bytes(p);
 }
 
+int mma_fragment_vector(const KernelConfig& c, bool of_a) {
+  // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/gemm_simt.cuh.
+  const bool k_major = of_a ? c.smem_a_kmajor : c.smem_b_kmajor;
+  const bool aligned =
+      (c.blk_k + c.pad) % 2 == 0 && tile_a_elems(c) % 2 == 0 && tile_b_elems(c) % 2 == 0;
+  return c.mma_k() >= 8 && !k_major && aligned ? 2 : 1;
+}
+
 BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   const int lanes = std::min(32, c.threads());
   const int w = element_bytes(p) / 4;
   BankProfile b;
   // Compute-loop reads: VEC_S consecutive elements per lane and instruction (ROW_OF(0), COL_OF(0));
-  // mma fragments: A's lane t reads (t/4, t%4), B's lane t reads (t%4, t/4).
+  // mma fragments: A's lane t reads row t/4 and B's column t/4, at k (t%4) * (mma k / 4).
   const int vs = std::max(1, c.vec_s);
   if (c.mma) {
-    b.read_a = wavefronts(lanes, w, [&](int t) { return index_a(c, t / 4, t % 4); });
-    b.read_b = wavefronts(lanes, w, [&](int t) { return index_b(c, t % 4, t / 4); });
+    const int q = c.mma_k() / 4, va = mma_fragment_vector(c, true),
+              vb = mma_fragment_vector(c, false);
+    b.read_a = wavefronts(lanes, w * va, [&](int t) { return index_a(c, t / 4, t % 4 * q) / va; });
+    b.read_b = wavefronts(lanes, w * vb, [&](int t) { return index_b(c, t % 4 * q, t / 4) / vb; });
   } else {
     b.read_a =
         wavefronts(lanes, w * vs, [&](int t) { return index_a(c, (t % c.dim_x) * vs, 0) / vs; });
@@ -92,9 +102,13 @@ double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
   const double stores = loads_a * b.store_a + loads_b * b.store_b;
-  // An mma step reads one A element per mma row tile and one B element per column pair tile for
-  // 4 values of k.
-  if (c.mma) return c.blk_k / 4.0 * (c.thr_m() * b.read_a + c.thr_n() / 2.0 * b.read_b) + stores;
+  // An mma step reads one A element per 8-row tile and one B element per column pair tile for
+  // 4 values of k, as vectors of mma_fragment_vector elements.
+  if (c.mma)
+    return c.blk_k / 4.0 *
+               (c.thr_m() * b.read_a / mma_fragment_vector(c, true) +
+                c.thr_n() / 2.0 * b.read_b / mma_fragment_vector(c, false)) +
+           stores;
   return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + stores;
 }
 

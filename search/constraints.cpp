@@ -50,10 +50,7 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
 bool layout_divides(const KernelConfig& c, const Problem& p) {
   const int t = c.threads();
   if (c.blk_m % c.dim_x || c.blk_n % c.dim_y) return false;
-  // Tensor-core tiles: warps of 8 x 4 lanes, each lane a column pair, K in steps of 4.
-  if (c.mma && (p.precision != Precision::D || c.dim_x % 8 || c.dim_y % 4 || c.thr_n() % 2 ||
-                c.blk_k % 4 || (c.mma == 2 && c.thr_m() % 2)))
-    return false;
+  if (!mma_tile_ok(c, p)) return false;
   if (c.dim_xa * c.dim_ya != t || c.dim_xb * c.dim_yb != t) return false;
   const int ya = c.dim_ya, yb = c.dim_yb;
   const int a_rows = p.op_a == Op::N ? c.blk_m : c.blk_k;
@@ -66,6 +63,13 @@ bool layout_divides(const KernelConfig& c, const Problem& p) {
 
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d) {
   return c.mma == 0 || (d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9));
+}
+
+bool mma_tile_ok(const KernelConfig& c, const Problem& p) {
+  // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
+  return !c.mma ||
+         (p.precision == Precision::D && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 &&
+          c.thr_n() % 2 == 0 && c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0);
 }
 
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
@@ -170,10 +174,10 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
       (c.smem_a_kmajor != 0 && c.smem_a_kmajor != 1) ||
       (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
       (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
-      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 2)
+      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 4)
     return fail(Stage::LayoutDivides, "a parameter is out of range in " + c.id() +
                                           " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
-                                          "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..2; RS >= 1)");
+                                          "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..4; RS >= 1)");
   if (!async_copy_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +
@@ -182,19 +186,19 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     std::to_string(c.vec_b) + " of " + std::to_string(element_bytes(p.precision)) +
                     "-byte elements)");
   if (!mma_supported(c, d))
-    return fail(Stage::LayoutDivides, "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
-                                          (c.mma == 2 ? " with m16n8k4 (sm_90 and later)" : "") +
-                                          ", which " + d.name + " (" + d.arch() +
-                                          ") lacks at full rate");
-  if (c.mma && (p.precision != Precision::D || c.dim_x % 8 || c.dim_y % 4 || c.thr_n() % 2 ||
-                c.blk_k % 4 || (c.mma == 2 && c.thr_m() % 2)))
+    return fail(Stage::LayoutDivides,
+                "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
+                    (c.mma >= 2 ? " with m16n8 shapes (sm_90 and later)" : "") + ", which " +
+                    d.name + " (" + d.arch() + ") lacks at full rate");
+  if (!mma_tile_ok(c, p))
     return fail(Stage::LayoutDivides,
                 "MM" + std::to_string(c.mma) + " (FP64 tensor cores) needs precision D (got " +
                     std::string(1, to_char(p.precision)) + "), DX a multiple of 8 (" +
                     std::to_string(c.dim_x) + "), DY of 4 (" + std::to_string(c.dim_y) +
                     "), an even thread tile along N (" + std::to_string(c.thr_n()) +
-                    ") and for MM2 along M (" + std::to_string(c.thr_m()) +
-                    "), and BK a multiple of 4 (" + std::to_string(c.blk_k) + ")");
+                    ") and for MM2-4 along M (" + std::to_string(c.thr_m()) +
+                    "), and BK a multiple of the mma's k, " + std::to_string(c.mma_k()) + " (" +
+                    std::to_string(c.blk_k) + ")");
   if (!layout_divides(c, p))
     return fail(Stage::LayoutDivides,
                 "tile " + std::to_string(c.blk_m) + "x" + std::to_string(c.blk_n) + "x" +

@@ -20,6 +20,7 @@ bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
+bool mma_tile_ok(const KernelConfig& c, const Problem& p);
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
 // Stage counts and shared layouts the fill path (registers or cp.async) can produce.
 bool async_layout_ok(const KernelConfig& c, const Problem& p);

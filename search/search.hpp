@@ -25,7 +25,8 @@ struct SpaceDomain {
   std::vector<int> dim_xb{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YB = threads / DIM_XB
   std::vector<int> vec_a{1, 2, 4};
   std::vector<int> vec_b{1, 2, 4};
-  std::vector<int> mma{0, 1, 2};      // FP64 tensor cores: 1 m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)
+  // FP64 tensor cores: 1 m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (sm_90+)
+  std::vector<int> mma{0, 1, 2, 3, 4};
   std::vector<int> async_copy{0, 1};  // 1: cp.async pipeline of ST stages (sm_80+)
   // variants
   std::vector<int> stages{1, 2, 3, 4};  // 3 and 4 with the cp.async pipeline only

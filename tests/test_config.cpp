@@ -33,7 +33,7 @@ TEST_CASE("config: ids round-trip for random configurations", "[core]") {
     c.edge = pick({0, 1}) ? EdgeMode::Redirect : EdgeMode::Predicate;
     c.raster = pick({1, 8});
     c.vec_s = pick({1, 2, 4});
-    c.mma = pick({0, 1, 2});
+    c.mma = pick({0, 1, 2, 3, 4});
     c.async_copy = pick({0, 1});
     const std::string id = c.id();
     INFO(id);
@@ -59,7 +59,7 @@ TEST_CASE("config: malformed ids name the bad token", "[core]") {
   CHECK_THROWS_WITH(KernelConfig::parse("BM6x4"), Catch::Contains("BM"));
   CHECK_THROWS_WITH(KernelConfig::parse("BM"), Catch::Contains("KEY followed by a number"));
   CHECK_THROWS_WITH(KernelConfig::parse("ED7"), Catch::Contains("edge mode"));
-  CHECK_THROWS_WITH(KernelConfig::parse("MM3"), Catch::Contains("tensor cores"));
+  CHECK_THROWS_WITH(KernelConfig::parse("MM5"), Catch::Contains("tensor cores"));
 }
 
 TEST_CASE("config: SIMT ids carry no MM token, tensor-core ids end in MM1", "[core]") {

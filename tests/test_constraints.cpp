@@ -226,15 +226,29 @@ TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]"
   narrow.dim_y = 64;
   CHECK_THAT(message(d, h100, narrow), Catch::Contains("DX a multiple of 8 (4)"));
 
+  KernelConfig k16 = c;
+  k16.mma = 4;
+  k16.blk_k = 8;
+  CHECK_THAT(message(d, h100, k16), Catch::Contains("multiple of the mma's k, 16 (8)"));
+  k16.blk_k = 16;
+  CHECK_FALSE(check_hard(d, h100, k16));
+  CHECK_THAT(message(d, find_builtin_device("A100"), k16),
+             Catch::Contains("m16n8 shapes (sm_90 and later)"));
+  KernelConfig odd_rows = k16;
+  odd_rows.blk_m = 16;
+  odd_rows.dim_x = 16;  // one row of C per thread: the m16 shapes need pairs
+  CHECK_THAT(message(d, h100, odd_rows), Catch::Contains("along M (1)"));
+
   auto count_mma = [](const std::vector<KernelConfig>& space) {
     return std::count_if(space.begin(), space.end(), [](const auto& k) { return k.mma != 0; });
   };
   SpaceDomain dom = SpaceDomain::named("compact");
-  dom.mma = {0, 1, 2};  // compact alone has only the SIMT kernels the recorded sweeps have
+  dom.mma = {0, 1, 2, 3, 4};  // compact alone has only the SIMT kernels the recorded sweeps have
   const auto on_h100 = pruned_space(d, h100, dom);
   CHECK(count_mma(on_h100) > 0);
-  CHECK(std::count_if(on_h100.begin(), on_h100.end(), [](const auto& k) { return k.mma == 2; }) >
-        0);
+  for (int mm = 1; mm <= 4; ++mm)
+    CHECK(std::count_if(on_h100.begin(), on_h100.end(),
+                        [&](const auto& k) { return k.mma == mm; }) > 0);
   CHECK(count_mma(on_h100) < std::ptrdiff_t(on_h100.size()));
   CHECK(count_mma(pruned_space(d, v100, dom)) == 0);
   CHECK(count_mma(pruned_space(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, dom)) ==

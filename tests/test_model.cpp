@@ -156,6 +156,33 @@ TEST_CASE("model: FP64 tensor-core kernels", "[model]") {
   // One store instruction: 8 consecutive rows (64 bytes, 2 sectors) in each of 4 columns.
   CHECK(c_store_sectors_per_warp(mma, Precision::D) == 8);
 
+  // m16n8k8 and m16n8k16: the same tensor rate in 2x and 4x fewer instructions, and fragments
+  // of an N-major B tile read as 16-byte pairs (a K-major one cannot).
+  KernelConfig k8 = mma, k16 = mma;
+  k8.mma = 3;
+  k16.mma = 4;
+  const Prediction on_k8 = predict(p, h100, k8, {}, 200), on_k16 = predict(p, h100, k16, {}, 200);
+  CHECK(on_k8.t_compute == Approx(on_mma.t_compute));
+  CHECK(on_k16.t_compute == Approx(on_mma.t_compute));
+  CHECK(on_k8.fmas_per_tensor_instr == 1024);
+  CHECK(on_k16.fmas_per_tensor_instr == 2048);
+  CHECK(on_mma.fmas_per_tensor_instr == 512);
+  CHECK(on_k16.t_issue < on_k8.t_issue);
+  CHECK(on_k8.t_issue < on_mma.t_issue);
+  CHECK(mma_fragment_vector(k8, false) == 1);  // this tiling's B is K-major (LB1)
+  KernelConfig n_major = k8;
+  n_major.smem_b_kmajor = 0;
+  CHECK(mma_fragment_vector(n_major, false) == 2);
+  CHECK(mma_fragment_vector(n_major, true) == 1);
+  n_major.mma = 2;
+  CHECK(mma_fragment_vector(n_major, false) == 1);  // one k per lane: nothing to pair
+  // A lane's two k of m16n8k8 are 2 K-major rows apart: a pitch of 68 doubles puts lanes
+  // 0-3 of a row group on banks 0-15, 16-31, 0-15, 16-31: 2 wavefronts, the least.
+  CHECK(bank_profile(k8, Precision::D, Op::N, Op::N).read_a == 2);
+  KernelConfig k8_pitch64 = k8;
+  k8_pitch64.pad = 0;
+  CHECK(bank_profile(k8_pitch64, Precision::D, Op::N, Op::N).read_a == 4);
+
   // Without tensor cores there is nothing to predict with.
   CHECK_THROWS_WITH(predict(p, find_builtin_device("V100-SXM2"), mma),
                     Catch::Contains("FP64 tensor cores"));

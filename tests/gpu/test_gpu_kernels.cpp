@@ -53,7 +53,7 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) 
   big.batch = 1;
   // The compact domain with every kernel kind keeps the enumeration quick.
   SpaceDomain domain = SpaceDomain::named("compact");
-  domain.mma = {0, 1, 2};
+  domain.mma = {0, 1, 2, 3, 4};
   domain.async_copy = {0, 1};
   domain.stages = {1, 2, 3, 4};
   domain.vec_a = domain.vec_b = {1, 2, 4};
@@ -196,6 +196,55 @@ TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, e
   CHECK(stages_seen.size() >= 2);
 }
 
+TEST_CASE("gpu: every FP64 mma shape agrees with cuBLAS, both fill paths, every op shape",
+          "[gpu]") {
+  const DeviceSpec& d = session().device();
+  if (d.fp64_mma_per_sm == 0 || d.cc_major < 9) {
+    WARN("SKIPPED: " << d.name << " lacks the sm_90 FP64 mma shapes");
+    return;
+  }
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 3;
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
+  unsigned salt = 300;
+  for (auto [a, b] : op_shapes(Precision::D)) {
+    // Edges in M, N and K; 1000^3 also runs the interior fast paths; a padded ld, beta != 0.
+    const std::vector<Problem> problems = {make(Precision::D, a, b, 33, 17, 9, 3, 1, 0.5),
+                                           make(Precision::D, a, b, 1000, 1000, 1000),
+                                           make(Precision::D, a, b, 130, 70, 200, 1, 2, 1.0)};
+    const std::vector<KernelConfig> pool = sample(problems[1], 6000, salt++);
+    for (int mm = 1; mm <= 4; ++mm)
+      for (int ac = 0; ac <= 1; ++ac) {
+        bool found = false;
+        for (const auto& c : pool) {
+          if (c.mma != mm || c.async_copy != ac) continue;
+          bool valid_for_all = true;
+          for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+          if (!valid_for_all) continue;
+          jobs.push_back({c, Precision::D, a, b});
+          problems_of_job.push_back(problems);
+          found = true;
+          break;
+        }
+        INFO(to_char(a) << to_char(b) << " MM" << mm << " AC" << ac);
+        CHECK(found);
+      }
+  }
+  const auto compiled = compile_many(jobs, d.arch());
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (const Problem& p : problems_of_job[i]) {
+      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id() << " "
+                        << compiled[i].log);
+      REQUIRE(compiled[i].ok);
+      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
+      INFO(m.error);
+      CHECK(m.status == Status::Ok);
+      CHECK(m.rel_error <= verify_tolerance(p.precision));
+    }
+}
+
 TEST_CASE("gpu: DGEMM on FP64 tensor cores is right and beats the SIMT DGEMM", "[gpu]") {
   const DeviceSpec& d = session().device();
   if (d.fp64_mma_per_sm == 0) {
@@ -207,7 +256,7 @@ TEST_CASE("gpu: DGEMM on FP64 tensor cores is right and beats the SIMT DGEMM", "
   // The model's best of each kind.
   SpaceDomain simt, mma;
   simt.mma = {0};
-  mma.mma = {1, 2};
+  mma.mma = {1, 2, 3, 4};
   const KernelConfig best_simt = rank_space(p, d, 1, {}, simt).top.at(0).config;
   const KernelConfig best_mma = rank_space(p, d, 1, {}, mma).top.at(0).config;
   const auto compiled = compile_many(
