@@ -29,21 +29,22 @@ std::vector<CalibrationSample> load(const std::string& path) {
 
 void print(const char* title, const QualityReport& before, const QualityReport& after) {
   std::printf("%s\n%-28s %5s  %8s %8s  %8s %8s  %7s %7s  %s\n", title, "problem", "n", "rho0",
-              "rho", "tau0", "tau", "regret0", "regret", "top1/5/10 (calibrated)");
+              "rho", "tau0", "tau", "regret0", "regret", "top1/5/10 short10 (calibrated)");
   std::map<std::string, RankQuality> b;
   for (const auto& q : before.problems) b[q.problem] = q;
   for (const auto& q : after.problems) {
     const auto& o = b[q.problem];
-    std::printf("%-28s %5zu  %8.3f %8.3f  %8.3f %8.3f  %7.3f %7.3f  %d/%d/%d\n", q.problem.c_str(),
-                q.samples, o.spearman, q.spearman, o.kendall, q.kendall, o.regret, q.regret, q.top1,
-                q.top5, q.top10);
+    std::printf("%-28s %5zu  %8.3f %8.3f  %8.3f %8.3f  %7.3f %7.3f  %d/%d/%d %d\n",
+                q.problem.c_str(), q.samples, o.spearman, q.spearman, o.kendall, q.kendall,
+                o.regret, q.regret, q.top1, q.top5, q.top10, q.shortlist10);
   }
   std::printf(
       "%-28s %5s  %8.3f %8.3f  %8.3f %8.3f  %7.3f %7.3f  top1 %.2f->%.2f top5 %.2f->%.2f "
-      "top10 %.2f->%.2f\n\n",
+      "top10 %.2f->%.2f shortlist10 %.2f->%.2f\n\n",
       "median", "", before.median_spearman, after.median_spearman, before.median_kendall,
       after.median_kendall, before.median_regret, after.median_regret, before.top1_rate,
-      after.top1_rate, before.top5_rate, after.top5_rate, before.top10_rate, after.top10_rate);
+      after.top1_rate, before.top5_rate, after.top5_rate, before.top10_rate, after.top10_rate,
+      before.shortlist10_rate, after.shortlist10_rate);
 }
 
 }  // namespace

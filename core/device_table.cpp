@@ -92,10 +92,8 @@ DeviceSpec find_builtin_device(std::string_view name) {
 }
 
 double DeviceSpec::peak_gflops(Precision p) const {
-  // Real D GEMMs may run on the FP64 tensor cores; the complex kernels are SIMT only.
-  const int lanes = p == Precision::D ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm)
-                    : is_double(p)    ? fp64_lanes_per_sm
-                                      : fp32_lanes_per_sm;
+  // D and Z GEMMs may run on the FP64 tensor cores (Z as four real products per complex one).
+  const int lanes = is_double(p) ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm) : fp32_lanes_per_sm;
   return 2.0 * lanes * sm_count * sm_clock_mhz * 1e-3;
 }
 

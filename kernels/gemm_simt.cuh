@@ -10,8 +10,8 @@
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
 // NVRTC compiles this without any include file.
 //
-// GT_MMA 1 (D only, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2, 3, 4 (sm_90+): m16n8k4,
-// m16n8k8, m16n8k16 (BLK_K a multiple of the mma's k). The
+// GT_MMA 1 (D and Z, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2, 3, 4 (sm_90+): m16n8k4,
+// m16n8k8, m16n8k16 (BLK_K a multiple of the mma's k); Z takes four real mma per tile. The
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
 // mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
 // owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
@@ -44,8 +44,8 @@ typedef double2 elem_t;
 #define THR_M (BLK_M / DIM_X)
 #define THR_N (BLK_N / DIM_Y)
 #if GT_MMA
-#if GT_PREC != 1
-#error "GT_MMA needs double precision"
+#if GT_PREC != 1 && GT_PREC != 3
+#error "GT_MMA needs double precision, real or complex"
 #endif
 #define WARPS_X (DIM_X / 8)
 // First row and column of this warp's part of the tile.
@@ -110,10 +110,12 @@ typedef double2 elem_t;
 // unchanged when A and B share it, so lane l takes the MMA_Q contiguous k from (l%4)*MMA_Q, and
 // an M-major A (N-major B) tile gives them up as 16-byte vectors.
 #define MMA_Q (MMA_K / 4)
-#define MMA_VEC_A \
-  (!LA_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && SB_SIZE % 2 == 0)
-#define MMA_VEC_B \
-  (!LB_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && SB_SIZE % 2 == 0)
+#define MMA_VEC_A                                                                           \
+  (!GT_COMPLEX && !LA_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && \
+   SB_SIZE % 2 == 0)
+#define MMA_VEC_B                                                                           \
+  (!GT_COMPLEX && !LB_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && \
+   SB_SIZE % 2 == 0)
 #endif
 
 #define GT_STR2(x) #x
@@ -268,6 +270,46 @@ __device__ __forceinline__ void gt_copy(elem_t* dst, const elem_t* __restrict__ 
   const elem_t* src = valid > 0 ? base + row + (long long)col * ld : base;
   gt_cp_async<V* int(sizeof(elem_t))>(dst, src, valid * int(sizeof(elem_t)));
 }
+#endif
+
+#if GT_MMA >= 2
+// One m16 mma: C rows r and r + 8 (c0, c1 and c2, c3, column pairs) += A rows r (a0) and r + 8
+// (a1) times B (b), each fragment MMA_Q values of k; A value 2q + h is row h, k slot q.
+__device__ __forceinline__ void gt_mma16(double& c0, double& c1, double& c2, double& c3,
+                                         const double (&a0)[MMA_Q], const double (&a1)[MMA_Q],
+                                         const double (&b)[MMA_Q]) {
+#if GT_MMA == 4
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};"
+      : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3)
+      : "d"(a0[0]), "d"(a1[0]), "d"(a0[1]), "d"(a1[1]), "d"(a0[2]), "d"(a1[2]), "d"(a0[3]),
+        "d"(a1[3]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#elif GT_MMA == 3
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3)
+      : "d"(a0[0]), "d"(a1[0]), "d"(a0[1]), "d"(a1[1]), "d"(b[0]), "d"(b[1]));
+#else
+  asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+      "{%0, %1, %2, %3};"
+      : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3)
+      : "d"(a0[0]), "d"(a1[0]), "d"(b[0]));
+#endif
+}
+// Accumulators P (empty: real; .x or .y: a complex part) of row tiles i, i + 1 and column pair j.
+#define GT_MMA_TILE(P, A_, B_)                                                                 \
+  gt_mma16(acc[i][2 * j] P, acc[i][2 * j + 1] P, acc[i + 1][2 * j] P, acc[i + 1][2 * j + 1] P, \
+           A_[i], A_[i + 1], B_[j])
+#define GT_MMA_ROWS 2
+#elif GT_MMA == 1
+__device__ __forceinline__ void gt_mma8(double& c0, double& c1, const double (&a)[MMA_Q],
+                                        const double (&b)[MMA_Q]) {
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+      : "+d"(c0), "+d"(c1)
+      : "d"(a[0]), "d"(b[0]));
+}
+#define GT_MMA_TILE(P, A_, B_) gt_mma8(acc[i][2 * j] P, acc[i][2 * j + 1] P, A_[i], B_[j])
+#define GT_MMA_ROWS 1
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -499,7 +541,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     GT_UNROLL_K
     for (int kk = 0; kk < BLK_K; kk += MMA_K) {
       // Lane l's q-th fragment value of A and of B takes k = kk + (l%4)*MMA_Q + q (see MMA_Q).
-      double a[THR_M][MMA_Q], b[THR_N / 2][MMA_Q];
+      elem_t a[THR_M][MMA_Q], b[THR_N / 2][MMA_Q];
       const int k_lane = kk + (lane % 4) * MMA_Q;
 #pragma unroll
       for (int i = 0; i < THR_M; ++i) {
@@ -533,50 +575,39 @@ extern "C" __global__ void __launch_bounds__(THREADS)
           b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
 #endif
       }
-#if GT_MMA == 4
-      // m16n8k16 (sm_90): A value 2q + h is row h*8 + l/4, k slot q; B value q is k slot q.
+#if GT_COMPLEX
+      // A complex product on real tensor cores, four mma per tile:
+      // re += ar br - ai bi, im += ar bi + ai br.
+      double ar[THR_M][MMA_Q], ai[THR_M][MMA_Q], nai[THR_M][MMA_Q];
+      double br[THR_N / 2][MMA_Q], bi[THR_N / 2][MMA_Q];
 #pragma unroll
-      for (int i = 0; i < THR_M; i += 2)
+      for (int q = 0; q < MMA_Q; ++q) {
 #pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j)
-          asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-              "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};"
-              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
-                "+d"(acc[i + 1][2 * j + 1])
-              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(a[i][1]), "d"(a[i + 1][1]), "d"(a[i][2]),
-                "d"(a[i + 1][2]), "d"(a[i][3]), "d"(a[i + 1][3]), "d"(b[j][0]), "d"(b[j][1]),
-                "d"(b[j][2]), "d"(b[j][3]));
-#elif GT_MMA == 3
-      // m16n8k8 (sm_90): A value 2q + h is row h*8 + l/4, k slot q; B value q is k slot q.
+        for (int i = 0; i < THR_M; ++i) {
+          ar[i][q] = a[i][q].x;
+          ai[i][q] = a[i][q].y;
+          nai[i][q] = -a[i][q].y;
+        }
 #pragma unroll
-      for (int i = 0; i < THR_M; i += 2)
+        for (int j = 0; j < THR_N / 2; ++j) {
+          br[j][q] = b[j][q].x;
+          bi[j][q] = b[j][q].y;
+        }
+      }
 #pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j)
-          asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-              "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
-                "+d"(acc[i + 1][2 * j + 1])
-              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(a[i][1]), "d"(a[i + 1][1]), "d"(b[j][0]),
-                "d"(b[j][1]));
-#elif GT_MMA == 2
-      // m16n8k4 (sm_90): two vertically adjacent 8 x 8 tiles in one instruction.
+      for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
 #pragma unroll
-      for (int i = 0; i < THR_M; i += 2)
-#pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j)
-          asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
-              "{%0, %1, %2, %3};"
-              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1]), "+d"(acc[i + 1][2 * j]),
-                "+d"(acc[i + 1][2 * j + 1])
-              : "d"(a[i][0]), "d"(a[i + 1][0]), "d"(b[j][0]));
+        for (int j = 0; j < THR_N / 2; ++j) {
+          GT_MMA_TILE(.x, ar, br);
+          GT_MMA_TILE(.x, nai, bi);
+          GT_MMA_TILE(.y, ar, bi);
+          GT_MMA_TILE(.y, ai, br);
+        }
 #else
 #pragma unroll
-      for (int i = 0; i < THR_M; ++i)
+      for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
 #pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j)
-          asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-              : "+d"(acc[i][2 * j]), "+d"(acc[i][2 * j + 1])
-              : "d"(a[i][0]), "d"(b[j][0]));
+        for (int j = 0; j < THR_N / 2; ++j) GT_MMA_TILE(, a, b);
 #endif
     }
 #else

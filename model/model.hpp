@@ -41,12 +41,13 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p);
 // of the first warp: compute-loop reads of A and B, and the stores that fill the tiles.
 struct BankProfile {
   double read_a = 1, read_b = 1, store_a = 1, store_b = 1;
+  int fragment_vector_a = 1, fragment_vector_b = 1;  // mma_fragment_vector of A and B
 };
 BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
 
 // Elements per shared read of an mma fragment of A (or B): 2 where a lane's k values are
-// contiguous and 16-byte aligned (m16n8k8/k16 on an M-major A or N-major B tile), else 1.
-int mma_fragment_vector(const KernelConfig& c, bool of_a);
+// contiguous and 16-byte aligned (m16n8k8/k16 on an M-major A or N-major B tile of D), else 1.
+int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a);
 
 // Shared-memory wavefronts one warp issues in one K step: compute-loop reads plus tile stores.
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& bank);
@@ -220,13 +221,21 @@ struct RankQuality {
   double spearman = 0, kendall = 0;
   // Whether the model's top 1 / 5 / 10 holds a configuration within 3% of the best measured.
   bool top1 = false, top5 = false, top10 = false;
+  // The same for the first 10 of the shortlist tune measures first (shortlist_order).
+  bool shortlist10 = false;
   double regret = 0;  // measured time of the model's top-1 / best measured (>= 1)
 };
 struct QualityReport {
   std::vector<RankQuality> problems;  // in the order problems first appear in the samples
   double median_spearman = 0, median_kendall = 0, median_regret = 0;
   double top1_rate = 0, top5_rate = 0, top10_rate = 0;  // fraction of problems
+  double shortlist10_rate = 0;
 };
+// The order in which tune measures a ranked list: the best-predicted configuration of each tile
+// family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.
+// The model's errors are alike within a family, so one miss does not fill the shortlist.
+// `configs` must already be sorted by predicted time; returns indices into it.
+std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>& configs);
 // Fills the medians and rates from report.problems (after merging folds, for instance).
 void summarize(QualityReport& report);
 // The class a problem belongs to for held-out reporting, such as "s-square", "d-skinny-k",

@@ -110,11 +110,10 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   // Per thread and unit of k. One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's
   // accumulator-k products; its fragments are one element per lane and 4 k, read in 16-byte
   // pairs where the shared layout allows it.
-  const double fma_instr =
-      c.mma ? double(c.thr_m()) * c.thr_n() * 4.0 / (double(c.mma_rows()) * c.mma_k())
-            : double(c.thr_m()) * c.thr_n() * fpm;
-  const double lds_instr = c.mma ? (c.thr_m() / double(mma_fragment_vector(c, true)) +
-                                    c.thr_n() / 2.0 / mma_fragment_vector(c, false)) /
+  const double fma_instr = double(c.thr_m()) * c.thr_n() * fpm *
+                           (c.mma ? 4.0 / (double(c.mma_rows()) * c.mma_k()) : 1.0);
+  const double lds_instr = c.mma ? (c.thr_m() / double(bank.fragment_vector_a) +
+                                    c.thr_n() / 2.0 / bank.fragment_vector_b) /
                                        4.0
                                  : double(c.thr_m() + c.thr_n()) / c.vec_s;
   const double load_instr = loads_a / c.vec_a + loads_b / c.vec_b;

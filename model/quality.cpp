@@ -1,11 +1,13 @@
 // Rank quality of the model against measurements: Spearman and Kendall correlation, top-k
 // recall and regret, per problem (a ranking only ever compares configurations of one problem).
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "model/model.hpp"
 
@@ -81,16 +83,30 @@ void summarize(QualityReport& report) {
     report.top1_rate += q.top1;
     report.top5_rate += q.top5;
     report.top10_rate += q.top10;
+    report.shortlist10_rate += q.shortlist10;
   }
   if (!report.problems.empty()) {
     const double n = double(report.problems.size());
     report.top1_rate /= n;
     report.top5_rate /= n;
     report.top10_rate /= n;
+    report.shortlist10_rate /= n;
   }
   report.median_spearman = median(spearmans);
   report.median_kendall = median(kendalls);
   report.median_regret = median(regrets);
+}
+
+std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>& configs) {
+  std::vector<std::size_t> firsts, others;
+  std::set<std::array<int, 5>> families;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const KernelConfig& c = *configs[i];
+    (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second ? firsts : others)
+        .push_back(i);
+  }
+  firsts.insert(firsts.end(), others.begin(), others.end());
+  return firsts;
 }
 
 std::string problem_class(const Problem& p) {
@@ -145,6 +161,11 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     q.top1 = hit_within(1);
     q.top5 = hit_within(5);
     q.top10 = hit_within(10);
+    std::vector<const KernelConfig*> ranked;
+    for (size_t i : by_model) ranked.push_back(&list[i]->config);
+    const std::vector<size_t> shortlist = shortlist_order(ranked);
+    for (size_t i = 0; i < std::min<size_t>(10, shortlist.size()); ++i)
+      q.shortlist10 = q.shortlist10 || measured[by_model[shortlist[i]]] <= 1.03 * best;
     q.regret = measured[by_model[0]] / best;
     report.problems.push_back(q);
   }

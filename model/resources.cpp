@@ -61,8 +61,9 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
   return std::int64_t(c.stages) * (tile_a_elems(c) + tile_b_elems(c)) * element_bytes(p);
 }
 
-int mma_fragment_vector(const KernelConfig& c, bool of_a) {
+int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a) {
   // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/gemm_simt.cuh.
+  if (is_complex(p)) return 1;
   const bool k_major = of_a ? c.smem_a_kmajor : c.smem_b_kmajor;
   const bool aligned =
       (c.blk_k + c.pad) % 2 == 0 && tile_a_elems(c) % 2 == 0 && tile_b_elems(c) % 2 == 0;
@@ -77,8 +78,10 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   // mma fragments: A's lane t reads row t/4 and B's column t/4, at k (t%4) * (mma k / 4).
   const int vs = std::max(1, c.vec_s);
   if (c.mma) {
-    const int q = c.mma_k() / 4, va = mma_fragment_vector(c, true),
-              vb = mma_fragment_vector(c, false);
+    const int q = c.mma_k() / 4, va = mma_fragment_vector(c, p, true),
+              vb = mma_fragment_vector(c, p, false);
+    b.fragment_vector_a = va;
+    b.fragment_vector_b = vb;
     b.read_a = wavefronts(lanes, w * va, [&](int t) { return index_a(c, t / 4, t % 4 * q) / va; });
     b.read_b = wavefronts(lanes, w * vb, [&](int t) { return index_b(c, t % 4 * q, t / 4) / vb; });
   } else {
@@ -103,11 +106,11 @@ double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
   const double stores = loads_a * b.store_a + loads_b * b.store_b;
   // An mma step reads one A element per 8-row tile and one B element per column pair tile for
-  // 4 values of k, as vectors of mma_fragment_vector elements.
+  // 4 values of k, as vectors of the profile's fragment_vector elements.
   if (c.mma)
     return c.blk_k / 4.0 *
-               (c.thr_m() * b.read_a / mma_fragment_vector(c, true) +
-                c.thr_n() / 2.0 * b.read_b / mma_fragment_vector(c, false)) +
+               (c.thr_m() * b.read_a / b.fragment_vector_a +
+                c.thr_n() / 2.0 * b.read_b / b.fragment_vector_b) +
            stores;
   return c.blk_k * (c.thr_m() * b.read_a + c.thr_n() * b.read_b) / c.vec_s + stores;
 }

@@ -68,8 +68,8 @@ bool mma_supported(const KernelConfig& c, const DeviceSpec& d) {
 bool mma_tile_ok(const KernelConfig& c, const Problem& p) {
   // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
   return !c.mma ||
-         (p.precision == Precision::D && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 &&
-          c.thr_n() % 2 == 0 && c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0);
+         (is_double(p.precision) && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 && c.thr_n() % 2 == 0 &&
+          c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0);
 }
 
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
@@ -192,7 +192,7 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     d.name + " (" + d.arch() + ") lacks at full rate");
   if (!mma_tile_ok(c, p))
     return fail(Stage::LayoutDivides,
-                "MM" + std::to_string(c.mma) + " (FP64 tensor cores) needs precision D (got " +
+                "MM" + std::to_string(c.mma) + " (FP64 tensor cores) needs precision D or Z (got " +
                     std::string(1, to_char(p.precision)) + "), DX a multiple of 8 (" +
                     std::to_string(c.dim_x) + "), DY of 4 (" + std::to_string(c.dim_y) +
                     "), an even thread tile along N (" + std::to_string(c.thr_n()) +

@@ -1,6 +1,5 @@
 // Tuning strategies over an Evaluator: sweep, random, and the model-driven hybrid.
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <future>
 #include <limits>
@@ -228,21 +227,14 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
                        const EvaluationSink& sink) {
   Run run{problem, evaluator, o.budget, sink, {}, Clock::now(), {}, o.objective};
   const DeviceSpec& d = evaluator.device();
-  // The model's errors are alike within a tile shape and thread layout, so the shortlist takes
-  // the best-predicted variant of each distinct (BM, BN, BK, DX, DY) before any second one.
+  // The shortlist takes the best-predicted variant of each tile family before any second one.
   const Ranking ranking = rank_space(problem, d, std::max(2048, o.compile_top * 32), o.coefficients,
                                      o.domain, o.constraints);
-  std::vector<KernelConfig> pool, seconds;
-  std::set<std::array<int, 5>> families;
-  for (const auto& r : ranking.top) {
-    if (!evaluator.can_evaluate(r.config)) continue;
-    const KernelConfig& c = r.config;
-    if (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second)
-      pool.push_back(c);
-    else
-      seconds.push_back(c);
-  }
-  pool.insert(pool.end(), seconds.begin(), seconds.end());
+  std::vector<const KernelConfig*> runnable;
+  for (const auto& r : ranking.top)
+    if (evaluator.can_evaluate(r.config)) runnable.push_back(&r.config);
+  std::vector<KernelConfig> pool;
+  for (size_t i : shortlist_order(runnable)) pool.push_back(*runnable[i]);
   if (pool.empty())
     throw InputError("no configuration survives the constraints for " + problem.shape_id());
   // The shortlist grows by compile_top configurations of the pool at a time, each batch

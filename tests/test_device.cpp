@@ -17,9 +17,11 @@ TEST_CASE("device: the built-in table has the required GPUs with sane figures", 
   CHECK(find_builtin_device("GTX1060").peak_gflops(Precision::S) == Approx(3855).epsilon(0.001));
   // The task's figure for the H100: 132 SMs x 128 lanes x 2 x 1.98 GHz = 66.9 TFLOP/s.
   CHECK(find_builtin_device("H100-SXM").peak_gflops(Precision::S) == Approx(66908).epsilon(0.001));
-  // D on the FP64 tensor cores (67 TFLOP/s); Z runs on the SIMT pipe only.
+  // D and Z on the FP64 tensor cores (67 TFLOP/s); without them (V100) the SIMT pipe's rate.
   CHECK(find_builtin_device("H100-SXM").peak_gflops(Precision::D) == Approx(66908).epsilon(0.001));
-  CHECK(find_builtin_device("H100-SXM").peak_gflops(Precision::Z) == Approx(33454).epsilon(0.001));
+  CHECK(find_builtin_device("H100-SXM").peak_gflops(Precision::Z) == Approx(66908).epsilon(0.001));
+  CHECK(find_builtin_device("V100-SXM2").peak_gflops(Precision::Z) ==
+        Approx(find_builtin_device("V100-SXM2").peak_gflops(Precision::S) / 2).epsilon(0.001));
   CHECK(find_builtin_device("h100 sxm").name == "H100-SXM");
   CHECK(find_builtin_device("a100").name == "A100-SXM4-80GB");
 }

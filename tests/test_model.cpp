@@ -169,13 +169,28 @@ TEST_CASE("model: FP64 tensor-core kernels", "[model]") {
   CHECK(on_mma.fmas_per_tensor_instr == 512);
   CHECK(on_k16.t_issue < on_k8.t_issue);
   CHECK(on_k8.t_issue < on_mma.t_issue);
-  CHECK(mma_fragment_vector(k8, false) == 1);  // this tiling's B is K-major (LB1)
+  CHECK(mma_fragment_vector(k8, Precision::D, false) == 1);  // this tiling's B is K-major (LB1)
   KernelConfig n_major = k8;
   n_major.smem_b_kmajor = 0;
-  CHECK(mma_fragment_vector(n_major, false) == 2);
-  CHECK(mma_fragment_vector(n_major, true) == 1);
+  CHECK(mma_fragment_vector(n_major, Precision::D, false) == 2);
+  CHECK(mma_fragment_vector(n_major, Precision::D, true) == 1);
   n_major.mma = 2;
-  CHECK(mma_fragment_vector(n_major, false) == 1);  // one k per lane: nothing to pair
+  CHECK(mma_fragment_vector(n_major, Precision::D, false) == 1);  // one k per lane: nothing to pair
+  CHECK(mma_fragment_vector(n_major, Precision::Z, false) == 1);  // a complex value is 16 bytes
+  // ZGEMM on tensor cores: four real mma per complex tile, the same rate per real FMA.
+  const Problem z = sq(Precision::Z, 4096, 4096, 4096);
+  const KernelConfig z_k8 =
+      KernelConfig::parse("BM96_BN96_BK32_DX16_DY16_DXA8_DXB8_VA1_VB1_LA1_LB0_PD1_PF0_ST2_MM3_AC1");
+  KernelConfig z_simt = z_k8, d_k8 = z_k8;
+  z_simt.mma = 0;
+  REQUIRE_FALSE(check_hard(z, h100, z_k8));
+  REQUIRE_FALSE(check_hard(p, h100, d_k8));
+  const Prediction on_z = predict(z, h100, z_k8, {}, 200), on_d = predict(p, h100, d_k8, {}, 200);
+  CHECK(on_z.fma_count == 4 * on_d.fma_count);
+  CHECK(on_z.t_compute == Approx(4 * on_d.t_compute));
+  CHECK(on_z.fmas_per_tensor_instr == 1024);
+  CHECK(on_z.t_compute == Approx(0.5 * predict(z, h100, z_simt, {}, 200).t_compute));
+  CHECK(h100.peak_gflops(Precision::Z) == Approx(h100.peak_gflops(Precision::D)));
   // A lane's two k of m16n8k8 are 2 K-major rows apart: a pitch of 68 doubles puts lanes
   // 0-3 of a row group on banks 0-15, 16-31, 0-15, 16-31: 2 wavefronts, the least.
   CHECK(bank_profile(k8, Precision::D, Op::N, Op::N).read_a == 2);

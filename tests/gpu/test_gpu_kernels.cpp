@@ -65,6 +65,30 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) 
   return out;
 }
 
+// Compiles the jobs, then measures each on every one of its problems: each must run and agree
+// with the reference. Returns the number of measurements.
+int check_against_reference(const std::vector<CompileJob>& jobs,
+                            const std::vector<std::vector<Problem>>& problems_of_job) {
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 3;
+  const auto compiled = compile_many(jobs, session().device().arch());
+  int checked = 0;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (const Problem& p : problems_of_job[i]) {
+      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id() << " "
+                        << compiled[i].log);
+      REQUIRE(compiled[i].ok);
+      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
+      INFO(m.error);
+      CHECK(m.status == Status::Ok);
+      CHECK(m.rel_error <= verify_tolerance(p.precision));
+      CHECK(m.median_s > 0);
+      ++checked;
+    }
+  return checked;
+}
+
 }  // namespace
 
 TEST_CASE("gpu: model occupancy equals the driver's for compiled kernels", "[gpu]") {
@@ -110,8 +134,8 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
           make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
           make(pr, a, b, 1000, 1000, 1000),
           make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // strided batch of 5
-      // Two SIMT kernels, and for D two on FP64 tensor cores where the GPU has them.
-      const int want_mma = pr == Precision::D && d.fp64_mma_per_sm > 0 ? 2 : 0;
+      // Two SIMT kernels, and for D and Z two on FP64 tensor cores where the GPU has them.
+      const int want_mma = is_double(pr) && d.fp64_mma_per_sm > 0 ? 2 : 0;
       int picked[2] = {0, 0};
       for (const auto& c : sample(problems[3], 2000, salt++)) {
         bool valid_for_all = true;
@@ -127,17 +151,7 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
       CHECK(picked[0] == 2);
       CHECK(picked[1] == want_mma);
     }
-  const auto compiled = compile_many(jobs, d.arch());
-  for (size_t i = 0; i < jobs.size(); ++i)
-    for (const Problem& p : problems_of_job[i]) {
-      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id());
-      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
-      INFO(m.error);
-      CHECK(m.status == Status::Ok);
-      CHECK(m.rel_error <= verify_tolerance(p.precision));
-      CHECK(m.median_s > 0);
-      ++checked;
-    }
+  checked += check_against_reference(jobs, problems_of_job);
   // 4097: ragged edges at scale with the model's pick (vector loads allowed), fp32 and fp64.
   for (Precision pr : {Precision::S, Precision::D}) {
     const Problem p = make(pr, Op::N, Op::T, 4097, 4097, 4097);
@@ -155,9 +169,6 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
 TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, every op shape",
           "[gpu]") {
   const DeviceSpec& d = session().device();
-  TimingOptions quick;
-  quick.warmup = 1;
-  quick.repetitions = 3;
   std::vector<CompileJob> jobs;
   std::vector<std::vector<Problem>> problems_of_job;
   std::set<int> stages_seen;
@@ -182,67 +193,46 @@ TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, e
       INFO(to_char(pr) << to_char(a) << to_char(b));
       CHECK(picked == 2);
     }
-  const auto compiled = compile_many(jobs, d.arch());
-  for (size_t i = 0; i < jobs.size(); ++i)
-    for (const Problem& p : problems_of_job[i]) {
-      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id() << " "
-                        << compiled[i].log);
-      REQUIRE(compiled[i].ok);
-      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
-      INFO(m.error);
-      CHECK(m.status == Status::Ok);
-      CHECK(m.rel_error <= verify_tolerance(p.precision));
-    }
+  check_against_reference(jobs, problems_of_job);
   CHECK(stages_seen.size() >= 2);
 }
 
-TEST_CASE("gpu: every FP64 mma shape agrees with cuBLAS, both fill paths, every op shape",
+TEST_CASE("gpu: every FP64 mma shape agrees with cuBLAS, D and Z, both fill paths, every op",
           "[gpu]") {
   const DeviceSpec& d = session().device();
   if (d.fp64_mma_per_sm == 0 || d.cc_major < 9) {
     WARN("SKIPPED: " << d.name << " lacks the sm_90 FP64 mma shapes");
     return;
   }
-  TimingOptions quick;
-  quick.warmup = 1;
-  quick.repetitions = 3;
   std::vector<CompileJob> jobs;
   std::vector<std::vector<Problem>> problems_of_job;
   unsigned salt = 300;
-  for (auto [a, b] : op_shapes(Precision::D)) {
-    // Edges in M, N and K; 1000^3 also runs the interior fast paths; a padded ld, beta != 0.
-    const std::vector<Problem> problems = {make(Precision::D, a, b, 33, 17, 9, 3, 1, 0.5),
-                                           make(Precision::D, a, b, 1000, 1000, 1000),
-                                           make(Precision::D, a, b, 130, 70, 200, 1, 2, 1.0)};
-    const std::vector<KernelConfig> pool = sample(problems[1], 6000, salt++);
-    for (int mm = 1; mm <= 4; ++mm)
-      for (int ac = 0; ac <= 1; ++ac) {
-        bool found = false;
-        for (const auto& c : pool) {
-          if (c.mma != mm || c.async_copy != ac) continue;
-          bool valid_for_all = true;
-          for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
-          if (!valid_for_all) continue;
-          jobs.push_back({c, Precision::D, a, b});
-          problems_of_job.push_back(problems);
-          found = true;
-          break;
+  for (Precision pr : {Precision::D, Precision::Z})
+    for (auto [a, b] : op_shapes(pr)) {
+      // Edges in M, N and K; 1000^3 also runs the interior fast paths; a padded ld, beta != 0.
+      const std::vector<Problem> problems = {make(pr, a, b, 33, 17, 9, 3, 1, 0.5),
+                                             make(pr, a, b, 1000, 1000, 1000),
+                                             make(pr, a, b, 130, 70, 200, 1, 2, 1.0)};
+      const std::vector<KernelConfig> pool = sample(problems[1], 6000, salt++);
+      const bool conjugates = a == Op::C || b == Op::C;  // cp.async cannot conjugate
+      for (int mm = 1; mm <= 4; ++mm)
+        for (int ac = 0; ac <= (conjugates ? 0 : 1); ++ac) {
+          bool found = false;
+          for (const auto& c : pool) {
+            if (c.mma != mm || c.async_copy != ac) continue;
+            bool valid_for_all = true;
+            for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+            if (!valid_for_all) continue;
+            jobs.push_back({c, pr, a, b});
+            problems_of_job.push_back(problems);
+            found = true;
+            break;
+          }
+          INFO(to_char(pr) << to_char(a) << to_char(b) << " MM" << mm << " AC" << ac);
+          CHECK(found);
         }
-        INFO(to_char(a) << to_char(b) << " MM" << mm << " AC" << ac);
-        CHECK(found);
-      }
-  }
-  const auto compiled = compile_many(jobs, d.arch());
-  for (size_t i = 0; i < jobs.size(); ++i)
-    for (const Problem& p : problems_of_job[i]) {
-      INFO(p.shape_id() << " lda " << p.lda << " " << jobs[i].config.id() << " "
-                        << compiled[i].log);
-      REQUIRE(compiled[i].ok);
-      const Measurement m = session().measure(p, jobs[i].config, compiled[i], quick);
-      INFO(m.error);
-      CHECK(m.status == Status::Ok);
-      CHECK(m.rel_error <= verify_tolerance(p.precision));
     }
+  check_against_reference(jobs, problems_of_job);
 }
 
 TEST_CASE("gpu: DGEMM on FP64 tensor cores is right and beats the SIMT DGEMM", "[gpu]") {
