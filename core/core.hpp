@@ -102,6 +102,9 @@ struct KernelConfig {
   int mma = 0;
   // 1: shared tiles filled by a STAGES-deep cp.async pipeline (sm_80+), no register staging.
   int async_copy = 0;
+  // Split-K: 0 none, else 2..64 blocks share a tile of C, each a contiguous part of K, and add
+  // their partial sums into C atomically after a pass that scales C by beta.
+  int split_k = 0;
 
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }
@@ -109,6 +112,12 @@ struct KernelConfig {
   // k and rows of C of one mma instruction (0 for SIMT kernels).
   int mma_k() const { return mma == 4 ? 16 : mma == 3 ? 8 : mma ? 4 : 0; }
   int mma_rows() const { return mma >= 2 ? 16 : mma ? 8 : 0; }
+  int splits() const { return split_k > 1 ? split_k : 1; }
+  // K of one split: whole K steps, so every split but the last starts on a step boundary.
+  std::int64_t k_per_split(std::int64_t k) const {
+    const std::int64_t steps = (k + blk_k - 1) / blk_k;
+    return (steps + splits() - 1) / splits() * blk_k;
+  }
   // Canonical text id:
   // "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD0_PF0_ST1_UR0_RS1_VS1_ED0".
   std::string id() const;

@@ -226,6 +226,31 @@ __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* _
   }
 }
 
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+__device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
+#if GT_COMPLEX
+  atomicAdd(&out->x, v.x);
+  atomicAdd(&out->y, v.y);
+#else
+  atomicAdd(out, v);
+#endif
+}
+
+// C = beta * C (zero, unread, when beta is zero, as BLAS asks): the pass before a split-K
+// kernel. Grid-stride over the M x N elements; blockIdx.z is the batch index.
+extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* C, long long ldc,
+                                            long long stride_c) {
+  C += blockIdx.z * stride_c;
+  const long long total = (long long)M * N;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    elem_t* out = C + e % M + (e / M) * ldc;
+    *out = gt_is_zero(beta) ? gt_zero() : gt_mul(beta, *out);
+  }
+}
+
 #ifndef ASYNC_COPY
 #define ASYNC_COPY 0
 #endif
@@ -341,9 +366,32 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
   if (bn >= tiles_n) return;
 
-  A += blockIdx.z * stride_a;
-  B += blockIdx.z * stride_b;
-  C += blockIdx.z * stride_c;
+#if SPLIT_K > 1
+  // This block's part of K: A and B start at its first k, and K becomes its length; the rest
+  // of the kernel runs as if the problem were that thin.
+  const int batch_index = blockIdx.z / SPLIT_K;
+  {
+    const int k_per_split = ((K + BLK_K - 1) / BLK_K + SPLIT_K - 1) / SPLIT_K * BLK_K;
+    const int k_begin = int(blockIdx.z % SPLIT_K) * k_per_split;
+    if (k_begin >= K) return;  // nothing left to add (C was scaled by beta before)
+#if GT_OP_A == 0
+    A += (long long)k_begin * lda;
+#else
+    A += k_begin;
+#endif
+#if GT_OP_B == 0
+    B += k_begin;
+#else
+    B += (long long)k_begin * ldb;
+#endif
+    K = min(K - k_begin, k_per_split);
+  }
+#else
+  const int batch_index = blockIdx.z;
+#endif
+  A += batch_index * stride_a;
+  B += batch_index * stride_b;
+  C += batch_index * stride_c;
   const int m0 = bm * BLK_M;
   const int n0 = bn * BLK_N;
 
@@ -691,6 +739,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
 
   const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
+  (void)read_c;
 #pragma unroll
   for (int i = 0; i < THR_M; ++i) {
     const int m = m0 + ROW_OF(i);
@@ -700,8 +749,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       if (m < M && n < N) {
         elem_t* out = C + m + (long long)n * ldc;
         elem_t value = gt_mul(alpha, acc[i][j]);
+#if SPLIT_K > 1
+        gt_atomic_add(out, value);  // gemmtune_scale_c has applied beta
+#else
         if (read_c) gt_fma(value, beta, *out);
         *out = value;
+#endif
       }
     }
   }

@@ -46,6 +46,8 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("VEC_S", c.vec_s);
   def("GT_MMA", c.mma);
   def("ASYNC_COPY", c.async_copy);
+  // Only when set, so the sources (and cached cubins) of unsplit kernels stay as they were.
+  if (c.splits() > 1) def("SPLIT_K", c.splits());
   s << kernel_template();
   return s.str();
 }

@@ -143,12 +143,13 @@ struct Prediction {
   int registers = 0;  // per thread, estimated or from the compiler
   bool registers_from_compiler = false;
   std::int64_t smem_bytes = 0;
-  // Terms, seconds. time_s = max(sm_time, dram, l2) + launch; sm_time includes compute or
-  // shared (whichever binds), exposed latency and the wave tail.
+  // Terms, seconds. time_s = max(sm_time, dram, l2) + split pass + launch; sm_time includes
+  // compute or shared (whichever binds), exposed latency and the wave tail.
   double t_compute = 0, t_smem = 0, t_issue = 0, t_l2 = 0, t_dram = 0, t_latency = 0, t_launch = 0;
   double t_store = 0;  // C stores (and loads with beta != 0) at the sector rate, not overlapped
+  double t_split_pass = 0;     // split-K: the pass that scales C by beta before the atomic sums
+  std::int64_t tiles = 0;      // blocks launched: tiles of C x batch x split-K factor
   double wave_efficiency = 0;  // tiles / (blocks of the busiest SM x SMs)
-  std::int64_t tiles = 0;
   double fma_count = 0;  // real FMA instructions executed (per thread lane), padded tiles included
   int fmas_per_tensor_instr = 0;  // FMAs of one warp-wide mma (0: SIMT kernel)
   double dram_bytes = 0, l2_bytes = 0, smem_wavefronts = 0;

@@ -94,8 +94,10 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     throw InputError("configuration " + c.id() + " needs FP64 tensor cores, which " + d.name +
                      " lacks (fp64_mma_per_sm = 0)");
   const std::int64_t tiles_m = ceil_div(p.m, c.blk_m), tiles_n = ceil_div(p.n, c.blk_n);
-  r.tiles = tiles_m * tiles_n * p.batch;
-  const std::int64_t k_tiles = ceil_div(p.k, c.blk_k);
+  // Blocks: with split-K, splits() of them per tile of C, each over k_per_split of K.
+  const int splits = c.splits();
+  r.tiles = tiles_m * tiles_n * p.batch * splits;
+  const std::int64_t k_tiles = ceil_div(c.k_per_split(p.k), c.blk_k);
   const int warps_per_block = (c.threads() + d.warp_size - 1) / d.warp_size;
   const int blocks = r.occ.blocks_per_sm;
 
@@ -136,9 +138,11 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   // The epilogue's C traffic moves in 32-byte sectors; a thread layout that scatters a warp's
   // elements over many sectors multiplies it (skinny-K problems are dominated by it).
   const bool reads_c = p.beta.re != 0.0 || p.beta.im != 0.0;
+  // Split-K blocks add into C atomically: a read and a write of each element in L2.
+  const bool adds_into_c = reads_c || splits > 1;
   const double store_bytes_block = double(c.blk_m) * c.blk_n / 32.0 *
                                    c_store_sectors_per_warp(c, p.precision) * 32.0 *
-                                   (reads_c ? 2 : 1);
+                                   (adds_into_c ? 2 : 1);
   const double store_cycles_block = store_bytes_block / k.store_bytes_per_clock_sm;
   // A round of b co-resident blocks: they share the SM's pipes, and while one waits on its
   // loads the others issue; few warps in all cannot keep the pipes busy.
@@ -158,7 +162,9 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   r.wave_efficiency = double(r.tiles) / double(busiest * d.sm_count);
 
   r.fmas_per_tensor_instr = c.mma_rows() * 8 * c.mma_k();
-  r.fma_count = double(r.tiles) * c.blk_m * c.blk_n * double(k_tiles) * c.blk_k * fpm;
+  // Executed: the splits together run K's steps once (the last split may be shorter).
+  r.fma_count = double(tiles_m * tiles_n * p.batch) * c.blk_m * c.blk_n *
+                double(ceil_div(p.k, c.blk_k)) * c.blk_k * fpm;
   r.t_compute = double(busiest) * k_tiles * fma_iter / k.fma_efficiency / clock_hz;
   r.t_smem = double(busiest) * k_tiles * smem_iter / k.smem_efficiency / clock_hz;
   r.t_issue = double(busiest) * k_tiles * issue_iter / k.issue_efficiency / clock_hz;
@@ -166,16 +172,24 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   r.smem_wavefronts = double(r.tiles) * k_tiles * smem_iter;
 
   r.t_store = double(busiest) * store_cycles_block / clock_hz;
-  const double c_bytes = double(p.m) * p.n * e * (reads_c ? 2 : 1) * p.batch;
-  r.l2_bytes = double(r.tiles) * double(k_tiles) * c.blk_k * (c.blk_m + c.blk_n) * e + c_bytes;
+  const double c_elems = double(p.m) * p.n * p.batch;
+  // DRAM sees C once each way (plus the split-K pass that scales it first); L2 sees every
+  // split's read-modify-write.
+  const double c_bytes = c_elems * e * ((reads_c ? 2 : 1) + (splits > 1 ? 1 : 0));
+  const double c_l2_bytes = splits > 1 ? c_elems * e * 2 * splits : c_bytes;
+  r.l2_bytes = double(r.tiles) * double(k_tiles) * c.blk_k * (c.blk_m + c.blk_n) * e + c_l2_bytes;
   const std::int64_t concurrent = std::int64_t(blocks) * d.sm_count;
   r.dram_bytes =
       p.batch * dram_ab_bytes(p, c, tiles_m, tiles_n, concurrent, double(d.l2_bytes)) + c_bytes;
   r.t_l2 = r.l2_bytes / (k.l2_bytes_per_clock_sm * d.sm_count * clock_hz);
   r.t_dram = r.dram_bytes / (d.dram_bandwidth_gbs * 1e9 * k.dram_efficiency);
-  r.t_launch = k.launch_us * 1e-6;
+  // Split-K launches a pass that scales C by beta (reads it unless beta is 0, writes it) first.
+  r.t_launch = k.launch_us * 1e-6 * (splits > 1 ? 2 : 1);
+  r.t_split_pass = splits > 1 ? c_elems * e * (reads_c ? 2 : 1) /
+                                    (d.dram_bandwidth_gbs * 1e9 * k.dram_efficiency)
+                              : 0.0;
 
-  const double body = std::max({sm_time, r.t_l2, r.t_dram});
+  const double body = std::max({sm_time, r.t_l2, r.t_dram}) + r.t_split_pass;
   r.time_s = body + r.t_launch;
   if (!k.correction.empty()) {
     const auto f = correction_features(c, r);
@@ -214,9 +228,14 @@ std::string Prediction::why() const {
       to_string(limit), t_compute * 1e6, t_smem * 1e6, t_issue * 1e6, t_latency * 1e6,
       t_store * 1e6, t_l2 * 1e6, t_dram * 1e6, occ.fraction * 100, occ.blocks_per_sm,
       to_string(occ.limit), wave_efficiency);
+  int used = n;
+  if (t_split_pass > 0 && used > 0 && size_t(used) < sizeof buf)
+    used += std::snprintf(buf + used, sizeof buf - size_t(used), "; split-K pass over C %.1f us",
+                          t_split_pass * 1e6);
   // The terms above are the analytical model's; the calibrated time is theirs times this.
-  if (correction != 1.0 && n > 0 && size_t(n) < sizeof buf)
-    std::snprintf(buf + n, sizeof buf - size_t(n), "; calibrated correction x%.2f", correction);
+  if (correction != 1.0 && used > 0 && size_t(used) < sizeof buf)
+    std::snprintf(buf + used, sizeof buf - size_t(used), "; calibrated correction x%.2f",
+                  correction);
   return buf;
 }
 

@@ -96,6 +96,12 @@ Module::Module(const std::vector<char>& cubin, const char* entry) {
   }
 }
 
+CUfunction Module::function(const char* entry) const {
+  CUfunction fn = nullptr;
+  check(DriverApi::get().module_get_function(&fn, mod_, entry), "cuModuleGetFunction");
+  return fn;
+}
+
 Module::~Module() {
   if (mod_) DriverApi::get().module_unload(mod_);
 }

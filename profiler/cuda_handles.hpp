@@ -131,6 +131,7 @@ class Module {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   CUfunction function() const { return fn_; }
+  CUfunction function(const char* entry) const;  // another entry point of the module
 
  private:
   CUmodule mod_ = nullptr;

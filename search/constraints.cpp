@@ -127,8 +127,23 @@ double fmas_per_load(const KernelConfig& c) {
   return double(c.blk_m) * c.blk_n / double(c.blk_m + c.blk_n);
 }
 
-bool tile_fits(const KernelConfig& c, const Problem& p) {
+bool split_k_fits(const KernelConfig& c, const StageContext& ctx) {
+  if (c.splits() == 1) return true;
+  // Split-K pays an extra pass over C and atomic sums: only where the tiles leave at least half
+  // of the SMs idle, into at most 4 blocks per SM, with at least 4 K steps per split and no
+  // split left empty.
+  const Problem& p = ctx.problem;
+  const std::int64_t tiles =
+      ((p.m + c.blk_m - 1) / c.blk_m) * ((p.n + c.blk_n - 1) / c.blk_n) * p.batch;
+  const int sms = ctx.device.sm_count;
+  return 2 * tiles <= sms && tiles * c.splits() <= 4 * sms && c.k_per_split(p.k) >= 4 * c.blk_k &&
+         c.k_per_split(p.k) * (c.splits() - 1) < p.k;
+}
+
+bool tile_fits(const KernelConfig& c, const StageContext& ctx) {
+  const Problem& p = ctx.problem;
   auto round16 = [](std::int64_t x) { return (x + 15) / 16 * 16; };
+  if (!split_k_fits(c, ctx)) return false;
   return c.blk_m < 2 * round16(p.m) && c.blk_n < 2 * round16(p.n) &&
          c.blk_k < 2 * std::max<std::int64_t>(4, (p.k + 3) / 4 * 4);
 }
@@ -174,10 +189,12 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
       (c.smem_a_kmajor != 0 && c.smem_a_kmajor != 1) ||
       (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
       (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
-      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 4)
-    return fail(Stage::LayoutDivides, "a parameter is out of range in " + c.id() +
-                                          " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
-                                          "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..4; RS >= 1)");
+      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 4 || c.split_k < 0 ||
+      c.split_k == 1 || c.split_k > 64)
+    return fail(Stage::LayoutDivides,
+                "a parameter is out of range in " + c.id() +
+                    " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
+                    "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..4; SK 0 or 2..64; RS >= 1)");
   if (!async_copy_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +
@@ -199,6 +216,10 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     ") and for MM2-4 along M (" + std::to_string(c.thr_m()) +
                     "), and BK a multiple of the mma's k, " + std::to_string(c.mma_k()) + " (" +
                     std::to_string(c.blk_k) + ")");
+  if (p.batch * c.splits() > 65535)
+    return fail(Stage::LayoutDivides, "batch " + std::to_string(p.batch) + " x SK " +
+                                          std::to_string(c.splits()) +
+                                          " blocks along z exceeds the grid limit of 65535");
   if (!layout_divides(c, p))
     return fail(Stage::LayoutDivides,
                 "tile " + std::to_string(c.blk_m) + "x" + std::to_string(c.blk_n) + "x" +

@@ -29,7 +29,8 @@ double raw_register_estimate(const KernelConfig& c, Precision p);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].
 int clamp_registers(double raw, const KernelConfig& c);
 double fmas_per_load(const KernelConfig& c);
-bool tile_fits(const KernelConfig& c, const Problem& p);
+bool tile_fits(const KernelConfig& c, const StageContext& ctx);  // includes split_k_fits
+bool split_k_fits(const KernelConfig& c, const StageContext& ctx);
 bool reads_coalesced(const KernelConfig& c, const Problem& p);
 bool variants_relevant(const KernelConfig& c, const StageContext& ctx);
 // Shared-memory wavefronts of one K step of one block, for the bank-conflict stage.

@@ -28,6 +28,9 @@ struct SpaceDomain {
   // FP64 tensor cores: 1 m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (sm_90+)
   std::vector<int> mma{0, 1, 2, 3, 4};
   std::vector<int> async_copy{0, 1};  // 1: cp.async pipeline of ST stages (sm_80+)
+  // Blocks per tile of C along K (0: no split). Only the "split" domain enumerates splits: they
+  // grow the space of every problem with few tiles, and have not yet run on a GPU (NOTES.md).
+  std::vector<int> split_k{0};
   // variants
   std::vector<int> stages{1, 2, 3, 4};  // 3 and 4 with the cp.async pipeline only
   std::vector<int> pad{0, 1, 2, 3, 4};  // 4: conflict-free transposed stores of 8-deep tiles
@@ -62,7 +65,8 @@ enum class Stage : int {
   RegistersPerBlock,   // hard: estimated registers x threads <= the register file per block
   ThreadCount,         // soft: threads within [min, max] (seed 001: >= 256; seed 004: 32..512)
   FmasPerLoad,         // soft: FMAs per element loaded from global >= threshold (seed 001: 64)
-  TileFitsProblem,     // soft: no more than half of a tile wasted along M, N or K
+  TileFitsProblem,     // soft: no more than half of a tile wasted along M, N or K; split-K
+                       // only with few tiles and >= 4 K steps per split, none left empty
   CoalescedReads,      // soft: a row of reading threads covers 128 bytes or the whole tile row
   MinOccupancy,        // soft: active warps / max warps >= threshold
   BankConflicts,       // soft: shared layout and padding with the fewest wavefronts, least padding

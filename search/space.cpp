@@ -3,6 +3,7 @@
 // that fixes all its inputs, and only once every earlier stage has been decided, so a rejected
 // subtree is counted whole against the first stage it breaks: the funnel is exact without
 // visiting the billions of raw combinations.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -118,7 +119,7 @@ struct Walker {
       case Stage::FmasPerLoad:
         return detail::fmas_per_load(c) >= ctx.min_fmas_per_load;
       case Stage::TileFitsProblem:
-        return detail::tile_fits(c, p);
+        return detail::tile_fits(c, ctx);
       case Stage::CoalescedReads:
         return detail::reads_coalesced(c, p);
       case Stage::MinOccupancy: {
@@ -145,6 +146,17 @@ struct Walker {
         break;
     }
     return true;
+  }
+
+  // Counts `subtree` configurations as the unsplit walk counted the stages before `stage`, and
+  // all that reached `stage` against it.
+  void reject_like(const std::array<double, kStageCount>& unsplit, Stage stage, double subtree) {
+    double reached = subtree;
+    for (int s = 0; s < int(stage); ++s) {
+      rejected[size_t(s)] += unsplit[size_t(s)];
+      reached -= unsplit[size_t(s)];
+    }
+    rejected[size_t(stage)] += reached;
   }
 
   void walk_tiling(KernelConfig c) {
@@ -191,8 +203,12 @@ struct Walker {
 SpaceDomain SpaceDomain::named(const std::string& name) {
   SpaceDomain d;
   if (name == "full") return d;
+  if (name == "split") {
+    d.split_k = {0, 2, 4, 8, 16};
+    return d;
+  }
   if (name != "compact")
-    throw InputError("space domain '" + name + "' is not one of full, compact");
+    throw InputError("space domain '" + name + "' is not one of full, compact, split");
   d.blk_m = {32, 64, 128, 256};
   d.blk_n = {32, 64, 128, 256};
   d.blk_k = {8, 16, 32};
@@ -206,13 +222,14 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   // As recorded in tests/data: sweeps from before the tensor-core and cp.async kernels.
   d.mma = {0};
   d.async_copy = {0};
+  d.split_k = {0};
   return d;
 }
 
 double SpaceDomain::tiling_count() const {
   return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
          dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size() * mma.size() *
-         async_copy.size();
+         async_copy.size() * split_k.size();
 }
 
 double SpaceDomain::variant_count() const {
@@ -225,34 +242,61 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
                        const std::function<void(const KernelConfig&)>& visit) {
   const StageContext ctx(problem, device, options);
   Walker w{ctx, dom, visit, {}, {}, false, 0};
+  const bool tile_fits_on = options.enabled[size_t(Stage::TileFitsProblem)];
+  // Raw configurations under one (BM, BN, BK, SK).
+  const double per_block_tile =
+      double(dom.dim_x.size() * dom.dim_y.size() * dom.dim_xa.size() * dom.dim_xb.size() *
+             dom.vec_a.size() * dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
+      dom.variant_count();
+  const bool unsplit_in_domain =
+      std::any_of(dom.split_k.begin(), dom.split_k.end(), [](int sk) { return sk <= 1; });
   KernelConfig c;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
-      for (int bk : dom.blk_k)
-        for (int dx : dom.dim_x)
-          for (int dy : dom.dim_y)
-            for (int dxa : dom.dim_xa)
-              for (int dxb : dom.dim_xb)
-                for (int va : dom.vec_a)
-                  for (int vb : dom.vec_b)
-                    for (int mm : dom.mma)
-                      for (int ac : dom.async_copy) {
-                        c.blk_m = bm;
-                        c.blk_n = bn;
-                        c.blk_k = bk;
-                        c.dim_x = dx;
-                        c.dim_y = dy;
-                        c.dim_xa = dxa;
-                        c.dim_xb = dxb;
-                        const int t = dx * dy;
-                        c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                        c.dim_yb = t % dxb == 0 ? t / dxb : -1;
-                        c.vec_a = va;
-                        c.vec_b = vb;
-                        c.mma = mm;
-                        c.async_copy = ac;
-                        w.walk_tiling(c);
-                      }
+      for (int bk : dom.blk_k) {
+        // Whether a split fits depends on (BM, BN, BK) alone, and nothing before the tile-fit
+        // stage depends on the split: a split that breaks it repeats the unsplit walk's earlier
+        // rejections and has the rest rejected there, without a walk of its own. Unsplit first.
+        std::vector<int> splits(dom.split_k);
+        std::stable_partition(splits.begin(), splits.end(), [](int sk) { return sk <= 1; });
+        std::array<double, kStageCount> unsplit{};
+        for (int sk : splits) {
+          c.blk_m = bm;
+          c.blk_n = bn;
+          c.blk_k = bk;
+          c.split_k = sk;
+          if (c.splits() > 1 && unsplit_in_domain && tile_fits_on &&
+              !detail::split_k_fits(c, ctx)) {
+            w.reject_like(unsplit, Stage::TileFitsProblem, per_block_tile);
+            continue;
+          }
+          const auto before = w.rejected;
+          for (int dx : dom.dim_x)
+            for (int dy : dom.dim_y)
+              for (int dxa : dom.dim_xa)
+                for (int dxb : dom.dim_xb)
+                  for (int va : dom.vec_a)
+                    for (int vb : dom.vec_b)
+                      for (int mm : dom.mma)
+                        for (int ac : dom.async_copy) {
+                          c.dim_x = dx;
+                          c.dim_y = dy;
+                          c.dim_xa = dxa;
+                          c.dim_xb = dxb;
+                          const int t = dx * dy;
+                          c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                          c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                          c.vec_a = va;
+                          c.vec_b = vb;
+                          c.mma = mm;
+                          c.async_copy = ac;
+                          w.walk_tiling(c);
+                        }
+          if (c.splits() == 1)
+            for (int s = 0; s < kStageCount; ++s)
+              unsplit[size_t(s)] = w.rejected[size_t(s)] - before[size_t(s)];
+        }
+      }
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();
   double remaining = f.raw;

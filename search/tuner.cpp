@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "search/constraints.hpp"
 #include "search/search.hpp"
 
 namespace gemmtune {
@@ -167,6 +168,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
                                      const KernelConfig& c, const SpaceDomain& dom) {
   std::vector<KernelConfig> out;
   std::set<std::string> seen{c.id()};
+  const detail::StageContext split_rules(problem, device, ConstraintOptions{});
   auto add = [&](KernelConfig n) {
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
@@ -183,6 +185,8 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
       n.stages = std::min(2, n.stages);
     }
     if (check_hard(problem, device, n)) return;
+    // Split-K only where the space would have it (few tiles, enough K per split).
+    if (!detail::split_k_fits(n, split_rules)) return;
     if (seen.insert(n.id()).second) out.push_back(n);
   };
   // One step either way along an ordered domain; every other value of an unordered one.
@@ -210,6 +214,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   step(&KernelConfig::stages, dom.stages, true);
   step(&KernelConfig::mma, dom.mma, false);
   step(&KernelConfig::async_copy, dom.async_copy, false);
+  step(&KernelConfig::split_k, dom.split_k, true);
   step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
   step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
   step(&KernelConfig::smem_b_kmajor, {0, 1}, false);

@@ -46,6 +46,24 @@ TEST_CASE("cli: space prints the funnel", "[cli]") {
                            Catch::Contains("relevant_variants"));
 }
 
+TEST_CASE("cli: the split domain ranks split-K kernels for a thin problem", "[cli]") {
+  // 64 x 64 x 32768: one to sixteen tiles, most SMs idle without a split. The compact values
+  // keep the enumeration short; only the split domain has SK.
+  const Run plain = run("predict -p s -m 64 -n 64 -k 32768 --top 1 --format csv");
+  REQUIRE(plain.status == 0);
+  CHECK_THAT(plain.output, !Catch::Contains("_SK"));
+  const Run split = run("predict -p s -m 64 -n 64 -k 32768 --top 1 --domain split --format csv");
+  REQUIRE(split.status == 0);
+  CHECK_THAT(split.output, Catch::Contains("_SK"));
+  const Run source = run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16_SK4 -p d");
+  CHECK(source.status == 0);
+  CHECK_THAT(source.output,
+             Catch::Contains("#define SPLIT_K 4") && Catch::Contains("gemmtune_scale_c"));
+  const Run bad = run("predict -p s -m 64 -n 64 -k 64 --domain splits");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("full, compact, split"));
+}
+
 TEST_CASE("cli: source prints a complete kernel", "[cli]") {
   const Run r = run("source --config BM64_BN64_BK16_DX16_DY16_DXA16_DXB16 -p c --opa c --opb t");
   CHECK(r.status == 0);

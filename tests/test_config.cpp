@@ -35,6 +35,7 @@ TEST_CASE("config: ids round-trip for random configurations", "[core]") {
     c.vec_s = pick({1, 2, 4});
     c.mma = pick({0, 1, 2, 3, 4});
     c.async_copy = pick({0, 1});
+    c.split_k = pick({0, 2, 16});
     const std::string id = c.id();
     INFO(id);
     CHECK(KernelConfig::parse(id) == c);
@@ -60,6 +61,7 @@ TEST_CASE("config: malformed ids name the bad token", "[core]") {
   CHECK_THROWS_WITH(KernelConfig::parse("BM"), Catch::Contains("KEY followed by a number"));
   CHECK_THROWS_WITH(KernelConfig::parse("ED7"), Catch::Contains("edge mode"));
   CHECK_THROWS_WITH(KernelConfig::parse("MM5"), Catch::Contains("tensor cores"));
+  CHECK_THROWS_WITH(KernelConfig::parse("SK65"), Catch::Contains("split-K"));
 }
 
 TEST_CASE("config: SIMT ids carry no MM token, tensor-core ids end in MM1", "[core]") {
@@ -79,7 +81,8 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 22);
+  CHECK(header.size() == 23);
   CHECK(header[20] == "MM");
-  CHECK(header.back() == "AC");
+  CHECK(header[21] == "AC");
+  CHECK(header.back() == "SK");
 }

@@ -93,6 +93,7 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   dom.vec_s = {1, 4};
   dom.stages = {1, 2, 3};
   dom.mma = {0, 1};
+  dom.split_k = {0, 2, 4};  // Z 100x90x70 allows SK2 with BK8 only; the others none
   const DeviceSpec d = find_builtin_device("A100");
   for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
                            problem(Precision::Z, Op::C, Op::N, 100, 90, 70),
@@ -111,52 +112,54 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
     for (int bm : dom.blk_m)
       for (int bn : dom.blk_n)
         for (int bk : dom.blk_k)
-          for (int dx : dom.dim_x)
-            for (int dy : dom.dim_y)
-              for (int dxa : dom.dim_xa)
-                for (int dxb : dom.dim_xb)
-                  for (int va : dom.vec_a)
-                    for (int vb : dom.vec_b)
-                      for (int mm : dom.mma)
-                        for (int ac : dom.async_copy)
-                          for (int st : dom.stages)
-                            for (int pd : dom.pad)
-                              for (int la : dom.smem_a_kmajor)
-                                for (int lb : dom.smem_b_kmajor)
-                                  for (int vs : dom.vec_s)
-                                    for (int pf : dom.prefetch)
-                                      for (int ur : dom.unroll)
-                                        for (int ed : dom.edge)
-                                          for (int rs : dom.raster) {
-                                            c.blk_m = bm;
-                                            c.blk_n = bn;
-                                            c.blk_k = bk;
-                                            c.dim_x = dx;
-                                            c.dim_y = dy;
-                                            c.dim_xa = dxa;
-                                            c.dim_xb = dxb;
-                                            c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                            c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                            c.vec_a = va;
-                                            c.vec_b = vb;
-                                            c.mma = mm;
-                                            c.async_copy = ac;
-                                            c.stages = st;
-                                            c.pad = pd;
-                                            c.smem_a_kmajor = la;
-                                            c.smem_b_kmajor = lb;
-                                            c.vec_s = vs;
-                                            c.prefetch = pf;
-                                            c.unroll = ur;
-                                            c.edge = EdgeMode(ed);
-                                            c.raster = rs;
-                                            const Stage s =
-                                                first_failing_stage(p, d, dom, options, c);
-                                            if (s == Stage::Count)
-                                              brute.push_back(c);
-                                            else
-                                              rejected[s] += 1;
-                                          }
+          for (int sk : dom.split_k)  // unsplit first, as the walk takes them
+            for (int dx : dom.dim_x)
+              for (int dy : dom.dim_y)
+                for (int dxa : dom.dim_xa)
+                  for (int dxb : dom.dim_xb)
+                    for (int va : dom.vec_a)
+                      for (int vb : dom.vec_b)
+                        for (int mm : dom.mma)
+                          for (int ac : dom.async_copy)
+                            for (int st : dom.stages)
+                              for (int pd : dom.pad)
+                                for (int la : dom.smem_a_kmajor)
+                                  for (int lb : dom.smem_b_kmajor)
+                                    for (int vs : dom.vec_s)
+                                      for (int pf : dom.prefetch)
+                                        for (int ur : dom.unroll)
+                                          for (int ed : dom.edge)
+                                            for (int rs : dom.raster) {
+                                              c.blk_m = bm;
+                                              c.blk_n = bn;
+                                              c.blk_k = bk;
+                                              c.split_k = sk;
+                                              c.dim_x = dx;
+                                              c.dim_y = dy;
+                                              c.dim_xa = dxa;
+                                              c.dim_xb = dxb;
+                                              c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                              c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                              c.vec_a = va;
+                                              c.vec_b = vb;
+                                              c.mma = mm;
+                                              c.async_copy = ac;
+                                              c.stages = st;
+                                              c.pad = pd;
+                                              c.smem_a_kmajor = la;
+                                              c.smem_b_kmajor = lb;
+                                              c.vec_s = vs;
+                                              c.prefetch = pf;
+                                              c.unroll = ur;
+                                              c.edge = EdgeMode(ed);
+                                              c.raster = rs;
+                                              const Stage s =
+                                                  first_failing_stage(p, d, dom, options, c);
+                                              if (s == Stage::Count)
+                                                brute.push_back(c);
+                                              else
+                                                rejected[s] += 1;
+                                            }
     double remaining = f.raw;
     for (const auto& row : f.rows) {
       INFO(stage_name(row.stage));
@@ -253,6 +256,39 @@ TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]"
   CHECK(count_mma(pruned_space(d, v100, dom)) == 0);
   CHECK(count_mma(pruned_space(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, dom)) ==
         0);
+}
+
+TEST_CASE("constraints: split-K only with few tiles and enough K per split", "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  SpaceDomain dom = SpaceDomain::named("compact");
+  dom.split_k = {0, 2, 4, 8, 16};
+  auto splits_in = [](const std::vector<KernelConfig>& space) {
+    return std::count_if(space.begin(), space.end(), [](const auto& k) { return k.split_k; });
+  };
+  CHECK(splits_in(pruned_space(problem(Precision::S, Op::N, Op::N, 4096, 4096, 4096), h100, dom)) ==
+        0);
+  const Problem thin = problem(Precision::S, Op::N, Op::N, 256, 256, 65536);
+  const auto space = pruned_space(thin, h100, dom);
+  CHECK(splits_in(space) > 0);
+  for (const auto& k : space) {
+    if (!k.split_k) continue;
+    INFO(k.id());
+    const int tiles = (256 / k.blk_m) * (256 / k.blk_n);
+    CHECK(2 * tiles <= h100.sm_count);
+    CHECK(tiles * k.splits() <= 4 * h100.sm_count);
+    CHECK(k.k_per_split(thin.k) >= 4 * k.blk_k);
+    CHECK(k.k_per_split(thin.k) * (k.splits() - 1) < thin.k);
+  }
+  KernelConfig c = KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16_SK8");
+  CHECK(c.splits() == 8);
+  CHECK(c.k_per_split(1000) == 128);  // 63 K steps over 8 splits: 8 steps each
+  CHECK_FALSE(check_hard(thin, h100, c));
+  c.split_k = 1;
+  CHECK_THAT(check_hard(thin, h100, c)->message, Catch::Contains("SK 0 or 2..64"));
+  c.split_k = 8;
+  Problem batched = thin;
+  batched.batch = 10000;
+  CHECK_THAT(check_hard(batched, h100, c)->message, Catch::Contains("grid limit of 65535"));
 }
 
 TEST_CASE("constraints: the cp.async pipeline where it can run and in stored order", "[search]") {

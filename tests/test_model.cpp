@@ -203,6 +203,26 @@ TEST_CASE("model: FP64 tensor-core kernels", "[model]") {
                     Catch::Contains("FP64 tensor cores"));
 }
 
+TEST_CASE("model: split-K fills the SMs for small M x N and pays a pass over C", "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = sq(Precision::S, 256, 256, 65536);
+  const KernelConfig whole =
+      KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB4_VA4_VB4_LA1_LB1_PD4_PF3_ST2");
+  KernelConfig split = whole;
+  split.split_k = 16;
+  REQUIRE_FALSE(check_hard(p, h100, split));
+  const Prediction one = predict(p, h100, whole, {}, 128), many = predict(p, h100, split, {}, 128);
+  CHECK(one.tiles == 16);
+  CHECK(many.tiles == 16 * 16);
+  CHECK(many.fma_count == one.fma_count);  // the same K steps, shared out
+  CHECK(many.time_s < 0.2 * one.time_s);   // 16 of 132 SMs busy without the split
+  CHECK(many.t_split_pass > 0);
+  CHECK(one.t_split_pass == 0);
+  CHECK(many.t_launch == Approx(2 * one.t_launch));
+  CHECK(many.l2_bytes > one.l2_bytes);  // each split's read-modify-write of C
+  CHECK_THAT(many.why(), Catch::Contains("split-K pass over C"));
+}
+
 TEST_CASE("model: the cp.async pipeline hides latency with depth and frees registers", "[model]") {
   const DeviceSpec h100 = find_builtin_device("H100-SXM");
   const Problem p = sq(Precision::S, 4096, 4096, 4096);
