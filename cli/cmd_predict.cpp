@@ -1,4 +1,5 @@
 // gemmtune predict: rank the pruned space with the model, print the top k and why.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,21 @@ struct PredictArgs {
   int top = 10;
   std::string format = "table", domain = "full";
   std::string db = Database::default_path(), calibration = "auto";
+  bool shortlist = false;
 };
+
+// The first `top` of the order tune measures in: one configuration per tile family first.
+Ranking as_shortlist(Ranking r, int top) {
+  std::vector<const KernelConfig*> configs;
+  for (const auto& x : r.top) configs.push_back(&x.config);
+  std::vector<Ranked> ordered;
+  for (size_t i : shortlist_order(configs)) {
+    if (int(ordered.size()) == top) break;
+    ordered.push_back(r.top[i]);
+  }
+  r.top = std::move(ordered);
+  return r;
+}
 
 nlohmann::json to_json(const Ranked& r, int rank) {
   const Prediction& p = r.prediction;
@@ -49,7 +64,11 @@ void run(const PredictArgs& a) {
   const Format format = parse_format(a.format);
   const ModelCoefficients coefficients = stored_coefficients(a.db, device.name, a.calibration);
   const bool calibrated = !(coefficients == ModelCoefficients{});
-  const Ranking r = rank_space(problem, device, a.top, coefficients, SpaceDomain::named(a.domain));
+  // The shortlist draws from as deep a ranking as tune's does.
+  const int depth = a.shortlist ? std::max(2048, a.top * 32) : a.top;
+  const Ranking ranked =
+      rank_space(problem, device, depth, coefficients, SpaceDomain::named(a.domain));
+  const Ranking r = a.shortlist ? as_shortlist(ranked, a.top) : ranked;
   if (r.top.empty())
     throw InputError("no configuration of the space survives the constraints for " +
                      problem.shape_id() + " on " + device.name);
@@ -102,6 +121,9 @@ void register_predict(CLI::App& app) {
   add_domain_option(*cmd, args->domain);
   add_calibration_option(*cmd, args->calibration);
   cmd->add_option("--db", args->db, "the store holding calibrations")->capture_default_str();
+  cmd->add_flag("--shortlist", args->shortlist,
+                "list in the order tune measures: the best of each tile family (BM, BN, BK, DX, "
+                "DY) first");
   cmd->callback([args] { run(*args); });
 }
 

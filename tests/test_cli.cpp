@@ -3,8 +3,11 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
+#include "core/core.hpp"
 #include "tests/catch.hpp"
 
 namespace {
@@ -44,6 +47,42 @@ TEST_CASE("cli: space prints the funnel", "[cli]") {
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("raw space") && Catch::Contains("warp_multiple") &&
                            Catch::Contains("relevant_variants"));
+}
+
+TEST_CASE("cli: predict --shortlist lists one configuration per tile family first", "[cli]") {
+  const std::string args =
+      "predict -p s -m 4096 -n 4096 -k 4096 --domain compact --top 6 "
+      "--format csv";
+  const Run plain = run(args), shortlist = run(args + " --shortlist");
+  REQUIRE(plain.status == 0);
+  REQUIRE(shortlist.status == 0);
+  auto families = [](const std::string& csv) {
+    std::vector<std::string> out;
+    std::istringstream lines(csv);
+    std::string line;
+    std::getline(lines, line);  // header
+    while (std::getline(lines, line)) {
+      const size_t first = line.find(',') + 1;
+      const std::string id = line.substr(first, line.find(',', first) - first);
+      const gemmtune::KernelConfig c = gemmtune::KernelConfig::parse(id);
+      out.push_back(std::to_string(c.blk_m) + "x" + std::to_string(c.blk_n) + "x" +
+                    std::to_string(c.blk_k) + "/" + std::to_string(c.dim_x) + "x" +
+                    std::to_string(c.dim_y));
+    }
+    return out;
+  };
+  const auto in_plain = families(plain.output), in_shortlist = families(shortlist.output);
+  REQUIRE(in_shortlist.size() == 6);
+  CHECK(std::set<std::string>(in_shortlist.begin(), in_shortlist.end()).size() == 6);
+  // The model's favourite family holds several of the plain top 6.
+  CHECK(std::set<std::string>(in_plain.begin(), in_plain.end()).size() < 6);
+  // Both start from the best-predicted time (ties may pick another member of it).
+  auto first_time = [](const std::string& csv) {
+    const std::string row = csv.substr(csv.find('\n') + 1);
+    const size_t config_end = row.find(',', row.find(',') + 1) + 1;
+    return std::stod(row.substr(config_end, row.find(',', config_end) - config_end));
+  };
+  CHECK(first_time(shortlist.output) == first_time(plain.output));
 }
 
 TEST_CASE("cli: the split domain ranks split-K kernels for a thin problem", "[cli]") {
