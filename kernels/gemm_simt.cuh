@@ -229,6 +229,7 @@ __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* _
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
+#if SPLIT_K > 1
 __device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
 #if GT_COMPLEX
   atomicAdd(&out->x, v.x);
@@ -250,6 +251,7 @@ extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* C
     *out = gt_is_zero(beta) ? gt_zero() : gt_mul(beta, *out);
   }
 }
+#endif
 
 #ifndef ASYNC_COPY
 #define ASYNC_COPY 0

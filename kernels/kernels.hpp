@@ -9,7 +9,8 @@ namespace gemmtune {
 
 // The name of the kernel's entry point in every rendered source.
 inline constexpr const char* kKernelEntry = "gemmtune_kernel";
-// C = beta * C over the whole (batched) C: the pass before a split-K kernel's atomic sums.
+// C = beta * C over the whole (batched) C: the pass before a split-K kernel's atomic sums; only
+// in the modules of split-K configurations.
 inline constexpr const char* kScaleEntry = "gemmtune_scale_c";
 
 // The parametrized template, as shipped (kernels/gemm_simt.cuh).

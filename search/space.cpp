@@ -250,15 +250,16 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
       dom.variant_count();
   const bool unsplit_in_domain =
       std::any_of(dom.split_k.begin(), dom.split_k.end(), [](int sk) { return sk <= 1; });
+  // Unsplit first: the splits that skip their walk reuse its counts.
+  std::vector<int> splits(dom.split_k);
+  std::stable_partition(splits.begin(), splits.end(), [](int sk) { return sk <= 1; });
   KernelConfig c;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
       for (int bk : dom.blk_k) {
         // Whether a split fits depends on (BM, BN, BK) alone, and nothing before the tile-fit
         // stage depends on the split: a split that breaks it repeats the unsplit walk's earlier
-        // rejections and has the rest rejected there, without a walk of its own. Unsplit first.
-        std::vector<int> splits(dom.split_k);
-        std::stable_partition(splits.begin(), splits.end(), [](int sk) { return sk <= 1; });
+        // rejections and has the rest rejected there, without a walk of its own.
         std::array<double, kStageCount> unsplit{};
         for (int sk : splits) {
           c.blk_m = bm;
