@@ -1,7 +1,10 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME]
-//             [--domain full|compact]
+//             [--domain full|compact] [--set targets|wins|all]
+// targets: issue 6's shapes (squares, the seeds' LU updates, K = 32, odd sizes); wins: where the
+// seeds expect a tuned kernel to beat a library's general heuristics (thin problems with a long
+// K that need split-K, and seed 004's batches of small matrices).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,25 +20,31 @@ using namespace gemmtune;
 namespace {
 struct Shape {
   const char* name;
-  std::int64_t m, n, k;
+  std::int64_t m, n, k, batch;
+  bool target;  // one of issue 6's target shapes
 };
 const Shape kShapes[] = {
-    {"square 1024", 1024, 1024, 1024},
-    {"square 2048", 2048, 2048, 2048},
-    {"square 4096", 4096, 4096, 4096},
-    {"square 8192", 8192, 8192, 8192},
-    {"LU N x N-BS x BS=64", 6144, 6080, 64},
-    {"LU N x BS x BS=64", 6144, 64, 64},
-    {"LU N x N-BS x BS=128", 6144, 6016, 128},
-    {"LU N x BS x BS=128", 6144, 128, 128},
-    {"K=32", 8192, 8192, 32},
-    {"odd 1000", 1000, 1000, 1000},
-    {"odd 4097", 4097, 4097, 4097},
+    {"square 1024", 1024, 1024, 1024, 1, true},
+    {"square 2048", 2048, 2048, 2048, 1, true},
+    {"square 4096", 4096, 4096, 4096, 1, true},
+    {"square 8192", 8192, 8192, 8192, 1, true},
+    {"LU N x N-BS x BS=64", 6144, 6080, 64, 1, true},
+    {"LU N x BS x BS=64", 6144, 64, 64, 1, true},
+    {"LU N x N-BS x BS=128", 6144, 6016, 128, 1, true},
+    {"LU N x BS x BS=128", 6144, 128, 128, 1, true},
+    {"K=32", 8192, 8192, 32, 1, true},
+    {"odd 1000", 1000, 1000, 1000, 1, true},
+    {"odd 4097", 4097, 4097, 4097, 1, true},
+    {"thin long K", 256, 256, 65536, 1, false},
+    {"thin long K 128", 128, 128, 131072, 1, false},
+    {"batch 1000 of 64^3", 64, 64, 64, 1000, false},
+    {"batch 1000 of K=16", 128, 128, 16, 1000, false},
+    {"batch 500 of 256x256x32", 256, 256, 32, 500, false},
 };
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full";
+  std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full", set = "targets";
   double seconds = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--precision"))
@@ -48,6 +57,12 @@ int main(int argc, char** argv) {
       only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--domain"))
       domain = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--set"))
+      set = argv[i + 1];
+  }
+  if (set != "targets" && set != "wins" && set != "all") {
+    std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all\n", set.c_str());
+    return 2;
   }
   if (cuda_device_count() == 0) {
     std::fprintf(stderr, "vs_cublas needs a CUDA GPU\n");
@@ -67,11 +82,13 @@ int main(int argc, char** argv) {
   for (char pc : precisions) {
     for (const Shape& s : kShapes) {
       if (!only.empty() && only != s.name) continue;
+      if ((set == "targets" && !s.target) || (set == "wins" && s.target)) continue;
       Problem p;
       p.precision = parse_precision(std::string(1, pc));
       p.m = s.m;
       p.n = s.n;
       p.k = s.k;
+      p.batch = s.batch;
       p = p.normalized();
       HybridOptions o;
       o.budget.seconds = seconds;
@@ -97,12 +114,14 @@ int main(int argc, char** argv) {
       // The model's top-1 with no measurement: the first entry of the history.
       const double model1 =
           r.history.empty() || !r.history[0].ok() ? 0 : r.best->time_s / r.history[0].time_s;
-      std::printf(
-          "%-4c %-22s %-18s %10.0f %10.0f %7.3f %7.1f %6d %6.3f %9.2e %9.2e  %s %s\n", pc, s.name,
-          (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
-          ref.gflops, p.flops() / tuned_s * 1e-9, ref.median_s / tuned_s, tune_s, r.evaluations,
-          model1, ref.rel_error, tuned1.rel_error, r.best->config.id().c_str(),
-          tuned1.status == Status::Ok ? "" : "(NOT VERIFIED)");
+      std::printf("%-4c %-22s %-18s %10.0f %10.0f %7.3f %7.1f %6d %6.3f %9.2e %9.2e  %s %s\n", pc,
+                  s.name,
+                  (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                   (s.batch > 1 ? "x" + std::to_string(s.batch) : ""))
+                      .c_str(),
+                  ref.gflops, p.flops() / tuned_s * 1e-9, ref.median_s / tuned_s, tune_s,
+                  r.evaluations, model1, ref.rel_error, tuned1.rel_error,
+                  r.best->config.id().c_str(), tuned1.status == Status::Ok ? "" : "(NOT VERIFIED)");
       std::fflush(stdout);
     }
   }

@@ -2,6 +2,7 @@
 // the first warp, and a fitted linear estimate of registers.
 #include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "model/model.hpp"
@@ -70,7 +71,8 @@ int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a) {
   return c.mma_k() >= 8 && !k_major && aligned ? 2 : 1;
 }
 
-BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
+namespace {
+BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   const int lanes = std::min(32, c.threads());
   const int w = element_bytes(p) / 4;
   BankProfile b;
@@ -99,6 +101,25 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
     return op_b == Op::N ? index_b(c, row, col) : index_b(c, col, row);
   });
   return b;
+}
+}  // namespace
+
+BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
+  // The ranking asks for the same profile many times in a row: it depends on none of the
+  // variants enumerated innermost (prefetch, unroll, edge, rasterization, split). One remembered
+  // profile per thread halves the time to rank a large space.
+  const std::array<int, 17> key{c.blk_m,   c.blk_n,         c.blk_k,         c.dim_x, c.dim_y,
+                                c.dim_xa,  c.dim_xb,        c.vec_a,         c.vec_b, c.vec_s,
+                                c.pad,     c.smem_a_kmajor, c.smem_b_kmajor, c.mma,   int(p),
+                                int(op_a), int(op_b)};
+  thread_local std::array<int, 17> last_key{};
+  thread_local BankProfile last;
+  thread_local bool has_last = false;
+  if (has_last && key == last_key) return last;
+  last = compute_bank_profile(c, p, op_a, op_b);
+  last_key = key;
+  has_last = true;
+  return last;
 }
 
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b) {

@@ -23,6 +23,8 @@
 # calibrated: for each of the lines, a hybrid tune of the compact domain that measures
 # EVALUATIONS configurations, ranked by the uncalibrated model and then by CALIBRATION.json.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
+# vs_cublas reads VS_DOMAIN (full or compact; default full) and VS_SET (targets, wins or all;
+# default targets: issue 6's shapes).
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
 mkdir -p "$out"
@@ -111,7 +113,8 @@ while [[ $# -gt 0 ]]; do
       shift ;;
     vs_cublas)
       echo "== vs_cublas $2, $3 s tuning per shape"
-      build/vs_cublas --precision "$2" --seconds "$3" --domain "${VS_DOMAIN:-full}" --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
+      build/vs_cublas --precision "$2" --seconds "$3" --domain "${VS_DOMAIN:-full}" \
+        --set "${VS_SET:-targets}" --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
         tee "$out/vs_cublas_$2.txt" || status=1
       build/gemmtune export --db "$out/vs_cublas_$2.db" --output "$out/attempts_$2.csv" || status=1
       rm -f "$out/vs_cublas_$2.db"*

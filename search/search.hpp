@@ -28,9 +28,9 @@ struct SpaceDomain {
   // FP64 tensor cores: 1 m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (sm_90+)
   std::vector<int> mma{0, 1, 2, 3, 4};
   std::vector<int> async_copy{0, 1};  // 1: cp.async pipeline of ST stages (sm_80+)
-  // Blocks per tile of C along K (0: no split). Only the "split" domain enumerates splits: they
-  // grow the space of every problem with few tiles, and have not yet run on a GPU (NOTES.md).
-  std::vector<int> split_k{0};
+  // Blocks per tile of C along K (0: no split). Only problems with few tiles of C keep a split
+  // past the tile-fit stage, so large problems pay nothing for them.
+  std::vector<int> split_k{0, 2, 4, 8, 16, 32, 64};
   // variants
   std::vector<int> stages{1, 2, 3, 4};  // 3 and 4 with the cp.async pipeline only
   std::vector<int> pad{0, 1, 2, 3, 4};  // 4: conflict-free transposed stores of 8-deep tiles

@@ -203,12 +203,8 @@ struct Walker {
 SpaceDomain SpaceDomain::named(const std::string& name) {
   SpaceDomain d;
   if (name == "full") return d;
-  if (name == "split") {
-    d.split_k = {0, 2, 4, 8, 16};
-    return d;
-  }
   if (name != "compact")
-    throw InputError("space domain '" + name + "' is not one of full, compact, split");
+    throw InputError("space domain '" + name + "' is not one of full, compact");
   d.blk_m = {32, 64, 128, 256};
   d.blk_n = {32, 64, 128, 256};
   d.blk_k = {8, 16, 32};
@@ -241,62 +237,79 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
                        const ConstraintOptions& options,
                        const std::function<void(const KernelConfig&)>& visit) {
   const StageContext ctx(problem, device, options);
-  Walker w{ctx, dom, visit, {}, {}, false, 0};
+  // The split is the one parameter only the tile-fit stage reads, and a split fits only where
+  // the unsplit tile does: each (BM, BN, BK) is walked once unsplit, and every configuration
+  // that survives is visited once per split that fits.
+  KernelConfig split_copy;
+  std::vector<int> fitting;
+  bool unsplit_wanted = false;
+  const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
+    if (unsplit_wanted) visit(c);
+    split_copy = c;
+    for (int sk : fitting) {
+      split_copy.split_k = sk;
+      visit(split_copy);
+    }
+  };
+  Walker w{ctx, dom, visit_splits, {}, {}, false, 0};
   const bool tile_fits_on = options.enabled[size_t(Stage::TileFitsProblem)];
   // Raw configurations under one (BM, BN, BK, SK).
   const double per_block_tile =
       double(dom.dim_x.size() * dom.dim_y.size() * dom.dim_xa.size() * dom.dim_xb.size() *
              dom.vec_a.size() * dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
       dom.variant_count();
-  const bool unsplit_in_domain =
-      std::any_of(dom.split_k.begin(), dom.split_k.end(), [](int sk) { return sk <= 1; });
-  // Unsplit first: the splits that skip their walk reuse its counts.
-  std::vector<int> splits(dom.split_k);
-  std::stable_partition(splits.begin(), splits.end(), [](int sk) { return sk <= 1; });
   KernelConfig c;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
       for (int bk : dom.blk_k) {
-        // Whether a split fits depends on (BM, BN, BK) alone, and nothing before the tile-fit
-        // stage depends on the split: a split that breaks it repeats the unsplit walk's earlier
-        // rejections and has the rest rejected there, without a walk of its own.
-        std::array<double, kStageCount> unsplit{};
-        for (int sk : splits) {
-          c.blk_m = bm;
-          c.blk_n = bn;
-          c.blk_k = bk;
+        c.blk_m = bm;
+        c.blk_n = bn;
+        c.blk_k = bk;
+        unsplit_wanted = false;
+        fitting.clear();
+        int not_fitting = 0;
+        for (int sk : dom.split_k) {
           c.split_k = sk;
-          if (c.splits() > 1 && unsplit_in_domain && tile_fits_on &&
-              !detail::split_k_fits(c, ctx)) {
-            w.reject_like(unsplit, Stage::TileFitsProblem, per_block_tile);
-            continue;
-          }
-          const auto before = w.rejected;
-          for (int dx : dom.dim_x)
-            for (int dy : dom.dim_y)
-              for (int dxa : dom.dim_xa)
-                for (int dxb : dom.dim_xb)
-                  for (int va : dom.vec_a)
-                    for (int vb : dom.vec_b)
-                      for (int mm : dom.mma)
-                        for (int ac : dom.async_copy) {
-                          c.dim_x = dx;
-                          c.dim_y = dy;
-                          c.dim_xa = dxa;
-                          c.dim_xb = dxb;
-                          const int t = dx * dy;
-                          c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                          c.dim_yb = t % dxb == 0 ? t / dxb : -1;
-                          c.vec_a = va;
-                          c.vec_b = vb;
-                          c.mma = mm;
-                          c.async_copy = ac;
-                          w.walk_tiling(c);
-                        }
           if (c.splits() == 1)
-            for (int s = 0; s < kStageCount; ++s)
-              unsplit[size_t(s)] = w.rejected[size_t(s)] - before[size_t(s)];
+            unsplit_wanted = true;
+          else if (!tile_fits_on || detail::split_k_fits(c, ctx))
+            fitting.push_back(sk);
+          else
+            ++not_fitting;
         }
+        c.split_k = 0;
+        const auto before = w.rejected;
+        for (int dx : dom.dim_x)
+          for (int dy : dom.dim_y)
+            for (int dxa : dom.dim_xa)
+              for (int dxb : dom.dim_xb)
+                for (int va : dom.vec_a)
+                  for (int vb : dom.vec_b)
+                    for (int mm : dom.mma)
+                      for (int ac : dom.async_copy) {
+                        c.dim_x = dx;
+                        c.dim_y = dy;
+                        c.dim_xa = dxa;
+                        c.dim_xb = dxb;
+                        const int t = dx * dy;
+                        c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                        c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                        c.vec_a = va;
+                        c.vec_b = vb;
+                        c.mma = mm;
+                        c.async_copy = ac;
+                        w.walk_tiling(c);
+                      }
+        // The walk counted one copy of the unsplit subtree; each kept split repeats its counts,
+        // and each split that does not fit repeats them up to the tile-fit stage.
+        std::array<double, kStageCount> unsplit{};
+        for (int s = 0; s < kStageCount; ++s)
+          unsplit[size_t(s)] = w.rejected[size_t(s)] - before[size_t(s)];
+        const double copies = double(fitting.size()) + (unsplit_wanted ? 1 : 0);
+        for (int s = 0; s < kStageCount; ++s)
+          w.rejected[size_t(s)] = before[size_t(s)] + copies * unsplit[size_t(s)];
+        for (int i = 0; i < not_fitting; ++i)
+          w.reject_like(unsplit, Stage::TileFitsProblem, per_block_tile);
       }
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();

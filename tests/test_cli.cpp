@@ -85,22 +85,26 @@ TEST_CASE("cli: predict --shortlist lists one configuration per tile family firs
   CHECK(first_time(shortlist.output) == first_time(plain.output));
 }
 
-TEST_CASE("cli: the split domain ranks split-K kernels for a thin problem", "[cli]") {
-  // 64 x 64 x 32768: one to sixteen tiles, most SMs idle without a split. The compact values
-  // keep the enumeration short; only the split domain has SK.
-  const Run plain = run("predict -p s -m 64 -n 64 -k 32768 --top 1 --format csv");
-  REQUIRE(plain.status == 0);
-  CHECK_THAT(plain.output, !Catch::Contains("_SK"));
-  const Run split = run("predict -p s -m 64 -n 64 -k 32768 --top 1 --domain split --format csv");
+TEST_CASE("cli: the full domain ranks split-K kernels first for a thin problem only", "[cli]") {
+  // 64 x 64 x 32768: one to sixteen tiles, most SMs idle without a split. The compact domain
+  // has no SK; a square problem fills the GPU without one.
+  const Run compact =
+      run("predict -p s -m 64 -n 64 -k 32768 --top 1 --domain compact --format csv");
+  REQUIRE(compact.status == 0);
+  CHECK_THAT(compact.output, !Catch::Contains("_SK"));
+  const Run split = run("predict -p s -m 64 -n 64 -k 32768 --top 1 --format csv");
   REQUIRE(split.status == 0);
   CHECK_THAT(split.output, Catch::Contains("_SK"));
+  const Run square = run("predict -p s -m 2048 -n 2048 -k 2048 --top 3 --format csv");
+  REQUIRE(square.status == 0);
+  CHECK_THAT(square.output, !Catch::Contains("_SK"));
   const Run source = run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16_SK4 -p d");
   CHECK(source.status == 0);
   CHECK_THAT(source.output,
              Catch::Contains("#define SPLIT_K 4") && Catch::Contains("gemmtune_scale_c"));
   const Run bad = run("predict -p s -m 64 -n 64 -k 64 --domain splits");
   CHECK(bad.status != 0);
-  CHECK_THAT(bad.output, Catch::Contains("full, compact, split"));
+  CHECK_THAT(bad.output, Catch::Contains("full, compact"));
 }
 
 TEST_CASE("cli: source prints a complete kernel", "[cli]") {
