@@ -243,3 +243,28 @@ TEST_CASE("model: the cp.async pipeline hides latency with depth and frees regis
     previous = r.time_s;
   }
 }
+
+TEST_CASE("model: register prefetch hides the loads after the first K step, never the first",
+          "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  KernelConfig prefetching =
+      KernelConfig::parse("BM128_BN128_BK8_DX16_DY16_DXA32_DXB8_VA4_VB1_PF3_ST2");
+  KernelConfig plain = prefetching;
+  plain.prefetch = 0;
+  // Registers held equal (one block of 256 threads per SM, so latency is not hidden by other
+  // blocks), and only the overlap differs. One K step: nothing to overlap, the prologue's
+  // latency is paid once either way.
+  const Problem one_step = sq(Precision::S, 8192, 8192, 8);
+  CHECK(predict(one_step, h100, prefetching, {}, 255).time_s ==
+        Approx(predict(one_step, h100, plain, {}, 255).time_s));
+  // Many steps at low occupancy: each later step's load is exposed without prefetch.
+  const Problem many_steps = sq(Precision::S, 1024, 1024, 4096);
+  const double with = predict(many_steps, h100, prefetching, {}, 255).time_s;
+  const double without = predict(many_steps, h100, plain, {}, 255).time_s;
+  CHECK(with < without);
+  // The gap grows with the number of steps: one exposed latency per step after the first.
+  const Problem fewer_steps = sq(Precision::S, 1024, 1024, 64);
+  const double gap_fewer = predict(fewer_steps, h100, plain, {}, 255).time_s -
+                           predict(fewer_steps, h100, prefetching, {}, 255).time_s;
+  CHECK(without - with > 8 * gap_fewer);
+}
