@@ -240,15 +240,14 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
   // The split is the one parameter only the tile-fit stage reads, and a split fits only where
   // the unsplit tile does: each (BM, BN, BK) is walked once unsplit, and every configuration
   // that survives is visited once per split that fits.
-  KernelConfig split_copy;
   std::vector<int> fitting;
   bool unsplit_wanted = false;
   const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
     if (unsplit_wanted) visit(c);
-    split_copy = c;
+    KernelConfig split = c;
     for (int sk : fitting) {
-      split_copy.split_k = sk;
-      visit(split_copy);
+      split.split_k = sk;
+      visit(split);
     }
   };
   Walker w{ctx, dom, visit_splits, {}, {}, false, 0};
