@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "profiler/profiler.hpp"
 
@@ -72,6 +74,11 @@ std::vector<CompiledInfo> GpuEvaluator::compile(const Problem& p,
   for (const auto& r : compile_many(jobs, device_.arch(), &cache_))
     out.push_back(r.ok ? CompiledInfo{r.registers, r.spill_store_bytes} : CompiledInfo{});
   return out;
+}
+
+// compile_many runs one NVRTC program per hardware thread.
+int GpuEvaluator::compile_width() const {
+  return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 std::vector<Evaluation> GpuEvaluator::measure(const Problem& p,

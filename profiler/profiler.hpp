@@ -257,6 +257,7 @@ class GpuEvaluator : public Evaluator {
                                     const std::vector<KernelConfig>& configs) override;
   std::vector<Evaluation> measure(const Problem& problem,
                                   const std::vector<KernelConfig>& configs) override;
+  int compile_width() const override;
   int restarts() const { return restarts_; }
 
  private:

@@ -185,6 +185,8 @@ class Evaluator {
                                           const std::vector<KernelConfig>& configs) = 0;
   // Whether measure() can answer for this configuration (a replay knows only what it recorded).
   virtual bool can_evaluate(const KernelConfig&) const { return true; }
+  // How many configurations compile side by side: a batch this size takes about as long as one.
+  virtual int compile_width() const { return 1; }
 };
 
 // Answers from recorded evaluations of one problem. A configuration never recorded is an error

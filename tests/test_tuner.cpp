@@ -3,6 +3,7 @@
 // model's misprediction is) plus 2% noise per configuration, with compile failures and wrong
 // kernels planted: the model is informative but not exact, as on real GPUs.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "search/search.hpp"
 #include "store/store.hpp"
@@ -148,6 +150,69 @@ TEST_CASE("tuner: the hybrid reaches the best with fewer evaluations than random
   CHECK(late.evaluations >= 1);
   CHECK(late.evaluations <= 8);
   CHECK(late.stopped_by == "time budget");
+}
+
+namespace {
+
+// A replay whose compiler takes piece_s for each compile width of configurations, as NVRTC on a
+// machine of width cores does.
+class SlowCompiler : public Evaluator {
+ public:
+  SlowCompiler(ReplayEvaluator& replay, int width, double piece_s)
+      : replay_(replay), width_(width), piece_s_(piece_s) {}
+  const DeviceSpec& device() const override { return replay_.device(); }
+  std::vector<CompiledInfo> compile(const Problem& p,
+                                    const std::vector<KernelConfig>& configs) override {
+    const size_t pieces = (configs.size() + size_t(width_) - 1) / size_t(width_);
+    std::this_thread::sleep_for(std::chrono::duration<double>(piece_s_ * double(pieces)));
+    compiled_ += int(configs.size());
+    return replay_.compile(p, configs);
+  }
+  std::vector<Evaluation> measure(const Problem& p,
+                                  const std::vector<KernelConfig>& configs) override {
+    if (first_measure_compiled_ < 0) first_measure_compiled_ = compiled_;
+    return replay_.measure(p, configs);
+  }
+  bool can_evaluate(const KernelConfig& c) const override { return replay_.can_evaluate(c); }
+  int compile_width() const override { return width_; }
+  int first_measure_compiled() const { return first_measure_compiled_; }
+
+ private:
+  ReplayEvaluator& replay_;
+  int width_;
+  double piece_s_;
+  int compiled_ = 0, first_measure_compiled_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("tuner: under a time budget the hybrid measures before slow compiles spend it",
+          "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  HybridOptions o;
+  o.domain = small_domain();
+  o.compile_top = 64;
+  o.measure_top = 8;
+  const auto rec = record(problem(), d, o.domain);
+  ReplayEvaluator replay(d, rec);
+  // The whole first batch would compile in 8 x 0.2 s, past the 1 s budget: only a kernel or
+  // two could be measured. Paced, compiling stops at half the budget with 16 compiled.
+  SlowCompiler slow(replay, 8, 0.2);
+  o.budget.seconds = 1.0;
+  const TuneResult r = hybrid_tune(problem(), slow, o);
+  REQUIRE(r.best);
+  INFO("compiled before the first measurement: " << slow.first_measure_compiled()
+                                                 << ", evaluations " << r.evaluations);
+  CHECK(slow.first_measure_compiled() == 16);
+  CHECK(r.evaluations >= o.measure_top);
+  CHECK(r.stopped_by == "time budget");
+
+  // Without a time budget the first batch is the user's whole top k, compiled at once.
+  SlowCompiler fast(replay, 64, 0.0);
+  o.budget = {};
+  const TuneResult whole = hybrid_tune(problem(), fast, o);
+  CHECK(fast.first_measure_compiled() == 64);
+  CHECK(whole.best);
 }
 
 TEST_CASE("tuner: the hybrid does not measure a kernel the compiler spilled heavily", "[tuner]") {
