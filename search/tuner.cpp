@@ -242,36 +242,46 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   for (size_t i : shortlist_order(runnable)) pool.push_back(*runnable[i]);
   if (pool.empty())
     throw InputError("no configuration survives the constraints for " + problem.shape_id());
+  // Compiles configs a compile width at a time and stops before a piece that would take the
+  // run past `share` of its time budget (a piece takes about as long as the last one did);
+  // compiling everything before measuring spent the budget on the H100 (S 6144x6080x64: 64
+  // kernels of ~250 registers, 4.75 s each, left time to measure one). Without a time budget it
+  // compiles everything at once. Returns what the compiler said of the configurations it
+  // compiled, a prefix of configs.
+  auto compile_paced = [&](const std::vector<KernelConfig>& configs, double share) {
+    const bool paced = o.budget.seconds > 0;
+    const size_t width = paced ? size_t(std::max(1, evaluator.compile_width())) : configs.size();
+    std::vector<CompiledInfo> compiled;
+    double piece_s = 0;
+    while (compiled.size() < configs.size()) {
+      if (paced && !compiled.empty() && run.elapsed() + piece_s > share * o.budget.seconds) break;
+      const double piece_start = run.elapsed();
+      const auto first = configs.begin() + long(compiled.size());
+      const std::vector<KernelConfig> piece(
+          first, first + long(std::min(width, configs.size() - compiled.size())));
+      const std::vector<CompiledInfo> info = evaluator.compile(problem, piece);
+      compiled.insert(compiled.end(), info.begin(), info.end());
+      piece_s = run.elapsed() - piece_start;
+    }
+    run.result.compiled += int(compiled.size());
+    return compiled;
+  };
   // The shortlist grows by compile_top configurations of the pool at a time, each batch
-  // re-ranked with its real registers; the first batch is what the user's top k means.
-  // A paced batch compiles a compile width at a time and stops growing once the next piece would
-  // take compiling past kPacedShare of the time budget: compiling all of the first batch before
-  // measuring anything spent the budget on the H100 (S 6144x6080x64: 64 kernels of ~250
-  // registers, 4.75 s each, left time to measure one). What it leaves stays in the pool.
-  constexpr double kPacedShare = 0.5;
+  // re-ranked with its real registers; the first batch is what the user's top k means. The first
+  // batch stops growing at half the time budget, so measuring starts; what it leaves stays in
+  // the pool.
   std::vector<KernelConfig> reranked;
   size_t pooled = 0;
-  auto compile_batch = [&](bool paced) {
+  auto compile_batch = [&](double share) {
     const size_t end = std::min(pool.size(), pooled + size_t(std::max(1, o.compile_top)));
-    const size_t width = paced ? size_t(std::max(1, evaluator.compile_width())) : end - pooled;
-    std::vector<KernelConfig> batch;
-    std::vector<CompiledInfo> compiled;
-    while (pooled < end) {
-      const double piece_start = run.elapsed();
-      const std::vector<KernelConfig> piece(pool.begin() + long(pooled),
-                                            pool.begin() + long(std::min(end, pooled + width)));
-      const std::vector<CompiledInfo> info = evaluator.compile(problem, piece);
-      batch.insert(batch.end(), piece.begin(), piece.end());
-      compiled.insert(compiled.end(), info.begin(), info.end());
-      pooled += piece.size();
-      const double piece_s = run.elapsed() - piece_start;
-      if (paced && run.elapsed() + piece_s > kPacedShare * o.budget.seconds) break;
-    }
-    run.result.compiled += int(batch.size());
+    std::vector<KernelConfig> batch(pool.begin() + long(pooled), pool.begin() + long(end));
+    const std::vector<CompiledInfo> compiled = compile_paced(batch, share);
+    batch.resize(compiled.size());
+    pooled += batch.size();
     const auto ordered = by_prediction(problem, d, batch, compiled, o.coefficients);
     reranked.insert(reranked.end(), ordered.begin(), ordered.end());
   };
-  compile_batch(o.budget.seconds > 0);
+  compile_batch(0.5);
   for (size_t i = 0; i < reranked.size() && int(i) < o.measure_top; ++i)
     if (!run.measure(reranked[i])) return run.finish();
 
@@ -342,8 +352,8 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
       std::vector<KernelConfig> candidates;
       for (size_t i = 0; i < estimated.size() && int(i) < 2 * kPerRound * kLooks; ++i)
         candidates.push_back(estimated[i].second);
-      const std::vector<CompiledInfo> ncompiled = evaluator.compile(problem, candidates);
-      run.result.compiled += int(candidates.size());
+      const std::vector<CompiledInfo> ncompiled = compile_paced(candidates, 1.0);
+      candidates.resize(ncompiled.size());
       std::vector<std::pair<double, size_t>> order;
       for (size_t i = 0; i < candidates.size(); ++i)
         if (const auto t =
@@ -370,7 +380,10 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   for (;;) {
     if (!refine()) return run.finish();
     if (!budgeted) break;
-    while (next >= reranked.size() && pooled < pool.size()) compile_batch(false);
+    while (next >= reranked.size() && pooled < pool.size()) {
+      if (run.exhausted()) return run.finish();
+      compile_batch(1.0);
+    }
     if (next >= reranked.size()) break;
     const size_t seeds = std::max<size_t>(1, size_t(o.measure_top) / 2);
     for (size_t i = 0; i < seeds && next < reranked.size(); ++next)

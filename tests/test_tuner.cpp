@@ -206,6 +206,10 @@ TEST_CASE("tuner: under a time budget the hybrid measures before slow compiles s
   CHECK(slow.first_measure_compiled() == 16);
   CHECK(r.evaluations >= o.measure_top);
   CHECK(r.stopped_by == "time budget");
+  // Refinement compiles paced too, and measures what it compiled in time: compiling its 22
+  // candidates at once ran past the budget and measured none of them (8 evaluations in all).
+  CHECK(r.evaluations > o.measure_top);
+  CHECK(r.seconds < 1.35);  // within about one piece of the budget
 
   // Without a time budget the first batch is the user's whole top k, compiled at once.
   SlowCompiler fast(replay, 64, 0.0);
