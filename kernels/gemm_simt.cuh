@@ -4,7 +4,9 @@
 //   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
 //   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA,
-//   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles).
+//   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles),
+//   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that; SIMT; a split-K
+//   kernel adds into C an element at a time whatever VEC_C says).
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
 // each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
@@ -39,6 +41,12 @@ typedef double2 elem_t;
 #endif
 #ifndef GT_MMA
 #define GT_MMA 0
+#endif
+#ifndef VEC_C
+#define VEC_C 0
+#endif
+#if VEC_C && (VEC_S == 1 || GT_MMA)
+#error "VEC_C needs VEC_S > 1 and the SIMT kernel"
 #endif
 #define THREADS (DIM_X * DIM_Y)
 #define THR_M (BLK_M / DIM_X)
@@ -742,6 +750,43 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
   const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
   (void)read_c;
+#if VEC_C && SPLIT_K == 1
+  // A thread's VEC_S rows of a group are contiguous in a column of C: one vector store (and with
+  // beta one vector load) covers them where the column is aligned for it, so a warp's store
+  // fills whole sectors instead of every VEC_S-th word of them. Misaligned C (ldc or the batch
+  // stride not a multiple of VEC_S) and the last rows of an edge tile take the scalar path.
+  const bool c_aligned =
+      ldc % VEC_S == 0 && reinterpret_cast<unsigned long long>(C) % (sizeof(elem_t) * VEC_S) == 0;
+#pragma unroll
+  for (int i = 0; i < THR_M; i += VEC_S) {
+    const int m = m0 + ROW_OF(i);
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) {
+      const int n = n0 + COL_OF(j);
+      if (n >= N) continue;
+      elem_t* out = C + m + (long long)n * ldc;
+      if (c_aligned && m + VEC_S <= M) {
+        gt_vec<VEC_S> w;
+        if (read_c) w = *reinterpret_cast<const gt_vec<VEC_S>*>(out);
+#pragma unroll
+        for (int v = 0; v < VEC_S; ++v) {
+          elem_t value = gt_mul(alpha, acc[i + v][j]);
+          if (read_c) gt_fma(value, beta, w.v[v]);
+          w.v[v] = value;
+        }
+        *reinterpret_cast<gt_vec<VEC_S>*>(out) = w;
+      } else {
+#pragma unroll
+        for (int v = 0; v < VEC_S; ++v)
+          if (m + v < M) {
+            elem_t value = gt_mul(alpha, acc[i + v][j]);
+            if (read_c) gt_fma(value, beta, out[v]);
+            out[v] = value;
+          }
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int i = 0; i < THR_M; ++i) {
     const int m = m0 + ROW_OF(i);
@@ -760,4 +805,5 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       }
     }
   }
+#endif
 }

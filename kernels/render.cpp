@@ -46,6 +46,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("VEC_S", c.vec_s);
   def("GT_MMA", c.mma);
   def("ASYNC_COPY", c.async_copy);
+  def("VEC_C", c.vec_c);
   // Only when set: unsplit kernels compile without the split-K pass (gemmtune_scale_c).
   if (c.splits() > 1) def("SPLIT_K", c.splits());
   s << kernel_template();

@@ -120,9 +120,10 @@ std::string coefficients_to_json(const ModelCoefficients& k);
 // Throws InputError naming a missing, unknown or out-of-bounds coefficient.
 ModelCoefficients coefficients_from_json(const std::string& text);
 
-// 32-byte sectors one warp's store of C touches, from the thread layout (DIM_X threads along
-// M, VEC_S consecutive rows each): 4 when a warp writes 128 contiguous bytes of FP32.
-double c_store_sectors_per_warp(const KernelConfig& c, Precision p);
+// 32-byte sectors one warp's store of 32 elements of C touches, from the thread layout (DIM_X
+// threads along M, VEC_S consecutive rows each, stored one at a time or with VC1 at once): 4
+// when a warp writes 128 contiguous bytes of FP32.
+double c_store_sectors_per_warp(const KernelConfig& c, const Problem& p);
 
 enum class TimeLimit : std::uint8_t {
   Compute,

@@ -141,8 +141,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   // Split-K blocks add into C atomically: a read and a write of each element in L2.
   const bool adds_into_c = reads_c || splits > 1;
   const double store_bytes_block = double(c.blk_m) * c.blk_n / 32.0 *
-                                   c_store_sectors_per_warp(c, p.precision) * 32.0 *
-                                   (adds_into_c ? 2 : 1);
+                                   c_store_sectors_per_warp(c, p) * 32.0 * (adds_into_c ? 2 : 1);
   const double store_cycles_block = store_bytes_block / k.store_bytes_per_clock_sm;
   // A round of b co-resident blocks: they share the SM's pipes, and while one waits on its
   // loads the others issue; few warps in all cannot keep the pipes busy.

@@ -91,6 +91,10 @@ bool async_layout_ok(const KernelConfig& c, const Problem& p) {
          c.pad % c.vec_b == 0;
 }
 
+bool vec_c_ok(const KernelConfig& c) {
+  return !c.vec_c || (c.vec_s > 1 && !c.mma);
+}
+
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
   if (c.vec_s == 1) return true;
   if (c.mma) return false;  // mma fragments are single elements
@@ -161,6 +165,8 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   // The cp.async pipeline has no register prefetch and zero-fills edges whatever ED says.
   if (c.async_copy && (c.prefetch != 0 || c.edge != EdgeMode::Predicate)) return false;
   if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
+  // A split kernel adds into C an element at a time: VC1 would be VC0 again.
+  if (c.vec_c && c.splits() > 1) return false;
   if (c.raster > 1) {
     const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;
     const std::int64_t tiles_n = (p.n + c.blk_n - 1) / c.blk_n;
@@ -190,11 +196,11 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
       (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
       (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
       (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 4 || c.split_k < 0 ||
-      c.split_k == 1 || c.split_k > 64)
+      c.split_k == 1 || c.split_k > 64 || (c.vec_c != 0 && c.vec_c != 1))
     return fail(Stage::LayoutDivides,
                 "a parameter is out of range in " + c.id() +
                     " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
-                    "0..8; PF 0..3; LA, LB, AC 0/1; MM 0..4; SK 0 or 2..64; RS >= 1)");
+                    "0..8; PF 0..3; LA, LB, AC, VC 0/1; MM 0..4; SK 0 or 2..64; RS >= 1)");
   if (!async_copy_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +
@@ -254,6 +260,11 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     " elements need K-major A and B tiles (LA1, LB1), padding a multiple of " +
                     std::to_string(c.vec_s) + ", thread tiles " + std::to_string(c.thr_m()) + "x" +
                     std::to_string(c.thr_n()) + " divisible by it and <= 16 bytes");
+  if (!vec_c_ok(c))
+    return fail(Stage::SharedVector,
+                "VC1 (C stored VS rows at a time) needs VS 2 or 4 and the "
+                "SIMT kernel (MM0) (got " +
+                    c.id() + ")");
   if (!async_layout_ok(c, p))
     return fail(Stage::SharedVector,
                 c.async_copy

@@ -19,6 +19,8 @@ struct StageContext {
 bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
+// VC1 stores C VS rows at a time: only the SIMT kernel with VS > 1 has those rows.
+bool vec_c_ok(const KernelConfig& c);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
 bool mma_tile_ok(const KernelConfig& c, const Problem& p);
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);

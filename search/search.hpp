@@ -41,6 +41,7 @@ struct SpaceDomain {
   std::vector<int> edge{0, 1};
   std::vector<int> raster{1, 8};
   std::vector<int> vec_s{1, 2, 4};
+  std::vector<int> vec_c{0, 1};  // 1: C stored VEC_S rows at a time (VS > 1, SIMT, unsplit)
 
   double tiling_count() const;
   double variant_count() const;
@@ -70,7 +71,8 @@ enum class Stage : int {
   CoalescedReads,      // soft: a row of reading threads covers 128 bytes or the whole tile row
   MinOccupancy,        // soft: active warps / max warps >= threshold
   BankConflicts,       // soft: shared layout and padding with the fewest wavefronts, least padding
-  RelevantVariants,    // soft: edge mode only with ragged edges, rasterization only with many tiles
+  RelevantVariants,    // soft: edge mode only with ragged edges, rasterization only with many
+                       // tiles, VC only unsplit
   Count
 };
 inline constexpr int kStageCount = static_cast<int>(Stage::Count);

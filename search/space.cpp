@@ -107,7 +107,8 @@ struct Walker {
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
-        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p);
+        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p) &&
+               detail::vec_c_ok(c);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -172,29 +173,31 @@ struct Walker {
       for (int pd : dom.pad)
         for (int la : dom.smem_a_kmajor)
           for (int lb : dom.smem_b_kmajor)
-            for (int vs : dom.vec_s) {
-              c.stages = st;
-              c.pad = pd;
-              c.smem_a_kmajor = la;
-              c.smem_b_kmajor = lb;
-              c.vec_s = vs;
-              const int s2 = test(c, s1, 2, sub2);
-              if (s2 < 0) continue;
-              for (int pf : dom.prefetch) {
-                c.prefetch = pf;
-                const int s3 = test(c, s2, 3, sub3);
-                if (s3 < 0) continue;
-                for (int ur : dom.unroll)
-                  for (int ed : dom.edge)
-                    for (int rs : dom.raster) {
-                      c.unroll = ur;
-                      c.edge = static_cast<EdgeMode>(ed);
-                      c.raster = rs;
-                      if (test(c, s3, 4, 1.0) < 0) continue;
-                      visit(c);
-                    }
+            for (int vs : dom.vec_s)
+              for (int vc : dom.vec_c) {
+                c.stages = st;
+                c.pad = pd;
+                c.smem_a_kmajor = la;
+                c.smem_b_kmajor = lb;
+                c.vec_s = vs;
+                c.vec_c = vc;
+                const int s2 = test(c, s1, 2, sub2);
+                if (s2 < 0) continue;
+                for (int pf : dom.prefetch) {
+                  c.prefetch = pf;
+                  const int s3 = test(c, s2, 3, sub3);
+                  if (s3 < 0) continue;
+                  for (int ur : dom.unroll)
+                    for (int ed : dom.edge)
+                      for (int rs : dom.raster) {
+                        c.unroll = ur;
+                        c.edge = static_cast<EdgeMode>(ed);
+                        c.raster = rs;
+                        if (test(c, s3, 4, 1.0) < 0) continue;
+                        visit(c);
+                      }
+                }
               }
-            }
   }
 };
 
@@ -219,6 +222,7 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   d.mma = {0};
   d.async_copy = {0};
   d.split_k = {0};
+  d.vec_c = {0};
   return d;
 }
 
@@ -230,7 +234,8 @@ double SpaceDomain::tiling_count() const {
 
 double SpaceDomain::variant_count() const {
   return double(stages.size()) * pad.size() * smem_a_kmajor.size() * smem_b_kmajor.size() *
-         vec_s.size() * prefetch.size() * unroll.size() * edge.size() * raster.size();
+         vec_s.size() * vec_c.size() * prefetch.size() * unroll.size() * edge.size() *
+         raster.size();
 }
 
 Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
@@ -240,13 +245,21 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
   // The split is the one parameter only the tile-fit stage reads, and a split fits only where
   // the unsplit tile does: each (BM, BN, BK) is walked once unsplit, and every configuration
   // that survives is visited once per split that fits.
+  // VC is the exception: it does nothing to a split kernel, so the relevant-variants stage (the
+  // last) drops a split copy of a VC1 survivor, counted here.
   std::vector<int> fitting;
   bool unsplit_wanted = false;
+  const bool relevance_on = options.enabled[size_t(Stage::RelevantVariants)];
+  double irrelevant_splits = 0;
   const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
     if (unsplit_wanted) visit(c);
     KernelConfig split = c;
     for (int sk : fitting) {
       split.split_k = sk;
+      if (relevance_on && !detail::variants_relevant(split, ctx)) {
+        ++irrelevant_splits;
+        continue;
+      }
       visit(split);
     }
   };
@@ -310,6 +323,7 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
         for (int i = 0; i < not_fitting; ++i)
           w.reject_like(unsplit, Stage::TileFitsProblem, per_block_tile);
       }
+  w.rejected[size_t(Stage::RelevantVariants)] += irrelevant_splits;
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();
   double remaining = f.raw;

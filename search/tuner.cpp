@@ -184,6 +184,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     } else {
       n.stages = std::min(2, n.stages);
     }
+    if (n.vec_s == 1 || n.mma) n.vec_c = 0;  // VC1 stores VS-row groups of the SIMT kernel
     if (check_hard(problem, device, n)) return;
     // Split-K only where the space would have it (few tiles, enough K per split).
     if (!detail::split_k_fits(n, split_rules)) return;
@@ -215,6 +216,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   step(&KernelConfig::mma, dom.mma, false);
   step(&KernelConfig::async_copy, dom.async_copy, false);
   step(&KernelConfig::split_k, dom.split_k, true);
+  step(&KernelConfig::vec_c, dom.vec_c, false);
   step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
   step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
   step(&KernelConfig::smem_b_kmajor, {0, 1}, false);

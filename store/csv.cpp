@@ -118,9 +118,9 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   p.validate();
   std::string id;
   for (const auto& key : config_csv_header()) {
-    // Files written before the tensor-core, cp.async and split-K kernels lack MM, AC and SK:
-    // all were 0.
-    if ((key == "MM" || key == "AC" || key == "SK") &&
+    // Files written before the tensor-core, cp.async, split-K and vector-C kernels lack MM,
+    // AC, SK and VC: all were 0.
+    if ((key == "MM" || key == "AC" || key == "SK" || key == "VC") &&
         std::find(header.begin(), header.end(), key) == header.end())
       continue;
     id += (id.empty() ? "" : "_") + key + get(key);

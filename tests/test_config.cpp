@@ -81,8 +81,9 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 23);
+  CHECK(header.size() == 24);
   CHECK(header[20] == "MM");
   CHECK(header[21] == "AC");
-  CHECK(header.back() == "SK");
+  CHECK(header[22] == "SK");
+  CHECK(header.back() == "VC");
 }

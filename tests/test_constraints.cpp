@@ -90,13 +90,13 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   dom.pad = {0, 1};
   dom.prefetch = {0, 3};
   dom.raster = {1, 8};
-  dom.vec_s = {1, 4};
+  dom.vec_s = {1, 2};
   dom.stages = {1, 2, 3};
   dom.mma = {0, 1};
   const DeviceSpec d = find_builtin_device("A100");
   // With and without the unsplit value: the walk visits splits from the unsplit walk's survivors.
   // D 128x96x8192 keeps splits; Z 100x90x70 allows SK2 with BK8 only.
-  std::size_t split_survivors = 0;
+  std::size_t split_survivors = 0, vector_c_survivors = 0;
   for (const std::vector<int>& splits : {std::vector<int>{0, 2, 4}, std::vector<int>{2, 4}})
     for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
                              problem(Precision::Z, Op::C, Op::N, 100, 90, 70),
@@ -131,40 +131,42 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
                                   for (int la : dom.smem_a_kmajor)
                                     for (int lb : dom.smem_b_kmajor)
                                       for (int vs : dom.vec_s)
-                                        for (int pf : dom.prefetch)
-                                          for (int ur : dom.unroll)
-                                            for (int ed : dom.edge)
-                                              for (int rs : dom.raster) {
-                                                c.blk_m = bm;
-                                                c.blk_n = bn;
-                                                c.blk_k = bk;
-                                                c.split_k = sk;
-                                                c.dim_x = dx;
-                                                c.dim_y = dy;
-                                                c.dim_xa = dxa;
-                                                c.dim_xb = dxb;
-                                                c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                                c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                                c.vec_a = va;
-                                                c.vec_b = vb;
-                                                c.mma = mm;
-                                                c.async_copy = ac;
-                                                c.stages = st;
-                                                c.pad = pd;
-                                                c.smem_a_kmajor = la;
-                                                c.smem_b_kmajor = lb;
-                                                c.vec_s = vs;
-                                                c.prefetch = pf;
-                                                c.unroll = ur;
-                                                c.edge = EdgeMode(ed);
-                                                c.raster = rs;
-                                                const Stage s =
-                                                    first_failing_stage(p, d, dom, options, c);
-                                                if (s == Stage::Count)
-                                                  brute.push_back(c);
-                                                else
-                                                  rejected[s] += 1;
-                                              }
+                                        for (int vc : dom.vec_c)
+                                          for (int pf : dom.prefetch)
+                                            for (int ur : dom.unroll)
+                                              for (int ed : dom.edge)
+                                                for (int rs : dom.raster) {
+                                                  c.blk_m = bm;
+                                                  c.blk_n = bn;
+                                                  c.blk_k = bk;
+                                                  c.split_k = sk;
+                                                  c.dim_x = dx;
+                                                  c.dim_y = dy;
+                                                  c.dim_xa = dxa;
+                                                  c.dim_xb = dxb;
+                                                  c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                                  c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                                  c.vec_a = va;
+                                                  c.vec_b = vb;
+                                                  c.mma = mm;
+                                                  c.async_copy = ac;
+                                                  c.stages = st;
+                                                  c.pad = pd;
+                                                  c.smem_a_kmajor = la;
+                                                  c.smem_b_kmajor = lb;
+                                                  c.vec_s = vs;
+                                                  c.vec_c = vc;
+                                                  c.prefetch = pf;
+                                                  c.unroll = ur;
+                                                  c.edge = EdgeMode(ed);
+                                                  c.raster = rs;
+                                                  const Stage s =
+                                                      first_failing_stage(p, d, dom, options, c);
+                                                  if (s == Stage::Count)
+                                                    brute.push_back(c);
+                                                  else
+                                                    rejected[s] += 1;
+                                                }
       double remaining = f.raw;
       for (const auto& row : f.rows) {
         INFO(stage_name(row.stage));
@@ -180,10 +182,13 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
       CHECK(lazy == brute);
       split_survivors += std::size_t(
           std::count_if(lazy.begin(), lazy.end(), [](const KernelConfig& k) { return k.split_k; }));
+      vector_c_survivors += std::size_t(
+          std::count_if(lazy.begin(), lazy.end(), [](const KernelConfig& k) { return k.vec_c; }));
       // Every survivor passes the hard constraints as check_hard sees them.
       for (const auto& k : lazy) CHECK_FALSE(check_hard(p, d, k));
     }
   CHECK(split_survivors > 0);
+  CHECK(vector_c_survivors > 0);
 }
 
 TEST_CASE("constraints: the pruned space is large enough for every precision and op shape",

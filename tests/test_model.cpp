@@ -50,14 +50,25 @@ TEST_CASE("model: the limiting term follows the problem", "[model]") {
   // row apart, write whole sectors (4 per warp store, the minimum for FP32); with 4-row groups
   // (VS4) the same store scatters over 16 sectors and the SM's store path binds.
   const Prediction skinny = predict(sq(Precision::S, 8192, 8192, 8), h100, kConfig);
-  CHECK(c_store_sectors_per_warp(kConfig, Precision::S) == 4);
+  const Problem k8 = sq(Precision::S, 8192, 8192, 8);
+  CHECK(c_store_sectors_per_warp(kConfig, k8) == 4);
   KernelConfig scattered = kConfig;
   scattered.vec_s = 4;
-  CHECK(c_store_sectors_per_warp(scattered, Precision::S) == 16);
-  const Prediction slow = predict(sq(Precision::S, 8192, 8192, 8), h100, scattered);
+  CHECK(c_store_sectors_per_warp(scattered, k8) == 16);
+  const Prediction slow = predict(k8, h100, scattered);
   CHECK(slow.limit == TimeLimit::Store);
   CHECK(slow.t_store == Approx(4 * skinny.t_store));
   CHECK(slow.time_s > 1.5 * skinny.time_s);
+  // VC1: each lane stores its 4 rows as one 16-byte vector, so a column's 16 lanes fill 8 whole
+  // sectors with 64 elements, the minimum again; where ldc is not a multiple of 4 the kernel
+  // stores element by element and the scatter returns.
+  KernelConfig vector_c = scattered;
+  vector_c.vec_c = 1;
+  CHECK(c_store_sectors_per_warp(vector_c, k8) == 4);
+  CHECK(predict(k8, h100, vector_c).t_store == Approx(skinny.t_store));
+  Problem ragged = k8;
+  ragged.ldc = 8194;
+  CHECK(c_store_sectors_per_warp(vector_c, ragged) == 16);
   CHECK((skinny.limit == TimeLimit::Dram || skinny.limit == TimeLimit::Store));
   // A tiny problem is launch-bound.
   CHECK(predict(sq(Precision::S, 16, 16, 16), h100,
@@ -154,7 +165,7 @@ TEST_CASE("model: FP64 tensor-core kernels", "[model]") {
   CHECK(bank_profile(unpadded, Precision::D, Op::N, Op::N).read_a == 4);
   CHECK(bank_profile(mma, Precision::D, Op::N, Op::N).read_a == 2);
   // One store instruction: 8 consecutive rows (64 bytes, 2 sectors) in each of 4 columns.
-  CHECK(c_store_sectors_per_warp(mma, Precision::D) == 8);
+  CHECK(c_store_sectors_per_warp(mma, sq(Precision::D, 1024, 1024, 1024)) == 8);
 
   // m16n8k8 and m16n8k16: the same tensor rate in 2x and 4x fewer instructions, and fragments
   // of an N-major B tile read as 16-byte pairs (a K-major one cannot).

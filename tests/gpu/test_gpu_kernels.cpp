@@ -43,7 +43,8 @@ Problem make(Precision pr, Op a, Op b, std::int64_t m, std::int64_t n, std::int6
 
 // A spread of configurations valid for the problem: the model's best, and others from the
 // pruned space of a larger problem of the same shape, filtered by the hard constraints.
-std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) {
+std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt,
+                                 const std::vector<int>& vec_s = {1, 4}) {
   const DeviceSpec& d = session().device();
   // The compact domain with every kernel kind keeps the enumeration quick (the full domain
   // took most of the 600 s of a device call on a fresh machine, run 14 of session 8).
@@ -52,6 +53,7 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt) 
   domain.async_copy = {0, 1};
   domain.stages = {1, 2, 3, 4};
   domain.vec_a = domain.vec_b = {1, 2, 4};
+  domain.vec_s = vec_s;
   std::vector<KernelConfig> out;
   for (const auto& r : rank_space(p, d, 1, {}, domain).top) out.push_back(r.config);
   Problem big = p;
@@ -196,6 +198,38 @@ TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, e
     }
   check_against_reference(jobs, problems_of_job);
   CHECK(stages_seen.size() >= 2);
+}
+
+TEST_CASE("gpu: vector C stores agree with cuBLAS: ragged edges, odd ldc, beta, batches", "[gpu]") {
+  const DeviceSpec& d = session().device();
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
+  std::set<int> widths;
+  unsigned salt = 300;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C})
+    for (auto [a, b] : op_shapes(pr)) {
+      // ldc 36 and 1000 take the vector path (ragged last rows element by element); ldc 21 and
+      // 1001, and the batch whose stride is 21 x 12, take the scalar one.
+      const std::vector<Problem> problems = {
+          make(pr, a, b, 33, 17, 9, 3, 1, 0.5), make(pr, a, b, 1000, 1000, 1000),
+          make(pr, a, b, 20, 12, 40, 1, 5, 1.0), make(pr, a, b, 1001, 64, 64, 0, 1, 1.0)};
+      int picked = 0;
+      for (KernelConfig c : sample(problems[1], 4000, salt++, {2, 4})) {
+        if (c.vec_s == 1 || c.mma) continue;
+        c.vec_c = 1;
+        bool valid_for_all = true;
+        for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+        if (!valid_for_all) continue;
+        jobs.push_back({c, pr, a, b});
+        problems_of_job.push_back(problems);
+        widths.insert(c.vec_s);
+        if (++picked == 2) break;
+      }
+      INFO(to_char(pr) << to_char(a) << to_char(b));
+      CHECK(picked == 2);
+    }
+  CHECK(check_against_reference(jobs, problems_of_job) >= 80);
+  CHECK(widths.size() == 2);
 }
 
 TEST_CASE("gpu: every FP64 mma shape agrees with cuBLAS, D and Z, both fill paths, every op",
