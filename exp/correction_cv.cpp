@@ -1,11 +1,11 @@
 // Experiment: leave-one-class-out quality of the correction alone, reusing the folds' NLopt
 // coefficients cached by exp/miss_analysis.cpp in /tmp/folds (valid while predict's terms are
 // unchanged); refits only the correction, so a change to its features is judged in seconds.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
-#include <array>
 #include <map>
 #include <numeric>
 #include <set>
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
       }
       std::vector<size_t> order(list.size());
       std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return pred[a] < pred[b]; });
       std::vector<const KernelConfig*> ranked;
       for (size_t i : order) ranked.push_back(&list[i]->config);
       const auto sl = shortlist_order(ranked);
@@ -63,7 +64,8 @@ int main(int argc, char** argv) {
       std::printf("%-26s", id.c_str());
       for (int families : {10, 8, 7, 6, 5, 3, 0}) {
         std::set<size_t> picked;
-        for (size_t i = 0; i < sl.size() && int(picked.size()) < families; ++i) picked.insert(sl[i]);
+        for (size_t i = 0; i < sl.size() && int(picked.size()) < families; ++i)
+          picked.insert(sl[i]);
         for (size_t i = 0; i < order.size() && picked.size() < 10; ++i) picked.insert(i);
         double b = 1e30;
         for (size_t i : picked) b = std::min(b, meas[order[i]]);
@@ -108,9 +110,10 @@ int main(int argc, char** argv) {
   for (auto& [f, h] : hits) std::printf("families first %d: %d of 18\n", f, h);
   summarize(all_plain);
   summarize(all_cal);
-  std::printf("median spearman %.3f -> %.3f, regret %.3f -> %.3f, top10 %.0f%% -> %.0f%%, "
-              "shortlist10 %.0f%% -> %.0f%%\n",
-              all_plain.median_spearman, all_cal.median_spearman, all_plain.median_regret,
-              all_cal.median_regret, 100 * all_plain.top10_rate, 100 * all_cal.top10_rate,
-              100 * all_plain.shortlist10_rate, 100 * all_cal.shortlist10_rate);
+  std::printf(
+      "median spearman %.3f -> %.3f, regret %.3f -> %.3f, top10 %.0f%% -> %.0f%%, "
+      "shortlist10 %.0f%% -> %.0f%%\n",
+      all_plain.median_spearman, all_cal.median_spearman, all_plain.median_regret,
+      all_cal.median_regret, 100 * all_plain.top10_rate, 100 * all_cal.top10_rate,
+      100 * all_plain.shortlist10_rate, 100 * all_cal.shortlist10_rate);
 }
