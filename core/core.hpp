@@ -105,8 +105,8 @@ struct KernelConfig {
   // Split-K: 0 none, else 2..64 blocks share a tile of C, each a contiguous part of K, and add
   // their partial sums into C atomically after a pass that scales C by beta.
   int split_k = 0;
-  // 1: the epilogue stores C VEC_S rows at a time where C is aligned for it (needs VEC_S > 1
-  // and the SIMT kernel; a split kernel's atomic adds stay scalar); 0: one element per store.
+  // 1: the epilogue stores C VEC_S rows at a time where C is aligned for it; only the unsplit
+  // SIMT kernel with VEC_S > 1 has such a path, elsewhere VC1 is VC0. 0: one element per store.
   int vec_c = 0;
 
   int threads() const { return dim_x * dim_y; }

@@ -38,7 +38,7 @@ constexpr OptionalField kOptionalFields[] = {
      "0 (SIMT), 1 (FP64 tensor cores, m8n8k4), 2 (m16n8k4), 3 (m16n8k8) or 4 (m16n8k16)"},
     {"AC", &KernelConfig::async_copy, 1, "0 (register staging) or 1 (cp.async pipeline)"},
     {"SK", &KernelConfig::split_k, 64, "0 (no split-K) or 2..64 (blocks per tile of C along K)"},
-    {"VC", &KernelConfig::vec_c, 1, "0 (C stored an element at a time) or 1 (VEC_S at a time)"},
+    {"VC", &KernelConfig::vec_c, 1, "0 (C stored an element at a time) or 1 (VS rows at a time)"},
 };
 
 }  // namespace

@@ -5,8 +5,8 @@
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
 //   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA,
 //   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles),
-//   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that; SIMT; a split-K
-//   kernel adds into C an element at a time whatever VEC_C says).
+//   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that; the SIMT kernel with
+//   VEC_S > 1 only: tensor-core and split-K kernels store an element at a time whatever it says).
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
 // each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
@@ -44,9 +44,6 @@ typedef double2 elem_t;
 #endif
 #ifndef VEC_C
 #define VEC_C 0
-#endif
-#if VEC_C && (VEC_S == 1 || GT_MMA)
-#error "VEC_C needs VEC_S > 1 and the SIMT kernel"
 #endif
 #define THREADS (DIM_X * DIM_Y)
 #define THR_M (BLK_M / DIM_X)
@@ -750,7 +747,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 
   const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
   (void)read_c;
-#if VEC_C && SPLIT_K == 1
+#if VEC_C && VEC_S > 1 && !GT_MMA && SPLIT_K == 1
   // A thread's VEC_S rows of a group are contiguous in a column of C: one vector store (and with
   // beta one vector load) covers them where the column is aligned for it, so a warp's store
   // fills whole sectors instead of every VEC_S-th word of them. Misaligned C (ldc or the batch

@@ -32,8 +32,9 @@ Stage parse_stage(std::string_view name) {
 
 namespace detail {
 
-StageContext::StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o)
-    : problem(p), device(d), options(o) {
+StageContext::StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o,
+                           bool vector_c)
+    : problem(p), device(d), options(o), vector_c_enumerated(vector_c) {
   tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
   // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
   // (many threads, high compute intensity) are for problems that fill the GPU many times.
@@ -89,10 +90,6 @@ bool async_layout_ok(const KernelConfig& c, const Problem& p) {
   return c.stages >= 2 && c.smem_a_kmajor == (p.op_a == Op::N ? 1 : 0) &&
          c.smem_b_kmajor == (p.op_b == Op::N ? 0 : 1) && c.pad % c.vec_a == 0 &&
          c.pad % c.vec_b == 0;
-}
-
-bool vec_c_ok(const KernelConfig& c) {
-  return !c.vec_c || (c.vec_s > 1 && !c.mma);
 }
 
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
@@ -165,8 +162,14 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   // The cp.async pipeline has no register prefetch and zero-fills edges whatever ED says.
   if (c.async_copy && (c.prefetch != 0 || c.edge != EdgeMode::Predicate)) return false;
   if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
-  // A split kernel adds into C an element at a time: VC1 would be VC0 again.
-  if (c.vec_c && c.splits() > 1) return false;
+  // One of VC0 and VC1 is the kernel worth running. VC1 is VC0 again where the kernel has no
+  // vector path (VS 1, tensor cores, a split kernel adding into C an element at a time, ldc not
+  // a multiple of VS); elsewhere VC1's whole-sector stores never lose to VC0's scattered ones in
+  // the model (and won every SGEMM shape on the H100, bench/NOTES.md), so VC0 goes when the
+  // domain enumerates VC1.
+  const bool vector_path = c.vec_s > 1 && !c.mma && c.splits() == 1 && p.ldc % c.vec_s == 0;
+  if (c.vec_c && !vector_path) return false;
+  if (!c.vec_c && vector_path && ctx.vector_c_enumerated) return false;
   if (c.raster > 1) {
     const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;
     const std::int64_t tiles_n = (p.n + c.blk_n - 1) / c.blk_n;
@@ -260,11 +263,6 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     " elements need K-major A and B tiles (LA1, LB1), padding a multiple of " +
                     std::to_string(c.vec_s) + ", thread tiles " + std::to_string(c.thr_m()) + "x" +
                     std::to_string(c.thr_n()) + " divisible by it and <= 16 bytes");
-  if (!vec_c_ok(c))
-    return fail(Stage::SharedVector,
-                "VC1 (C stored VS rows at a time) needs VS 2 or 4 and the "
-                "SIMT kernel (MM0) (got " +
-                    c.id() + ")");
   if (!async_layout_ok(c, p))
     return fail(Stage::SharedVector,
                 c.async_copy

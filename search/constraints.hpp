@@ -13,14 +13,15 @@ struct StageContext {
   int min_threads = 0, max_threads = 0;
   double min_fmas_per_load = 0;
   std::int64_t tiles_at_64 = 0;
-  StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o);
+  // Whether the domain enumerates VC1: then VC0 is not a relevant variant where VC1 applies.
+  bool vector_c_enumerated = false;
+  StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o,
+               bool vector_c_enumerated);
 };
 
 bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
-// VC1 stores C VS rows at a time: only the SIMT kernel with VS > 1 has those rows.
-bool vec_c_ok(const KernelConfig& c);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
 bool mma_tile_ok(const KernelConfig& c, const Problem& p);
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);

@@ -107,8 +107,7 @@ struct Walker {
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
-        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p) &&
-               detail::vec_c_ok(c);
+        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -166,40 +165,45 @@ struct Walker {
     if (s1 < 0) return;
     bank_cost_ready = false;
     regs_ready.fill(false);
-    const double sub2 =
-        double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() * dom.raster.size());
-    const double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size());
+    const double sub2 = double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() *
+                               dom.raster.size() * dom.vec_c.size());
+    const double sub3 =
+        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
     for (int st : dom.stages)
       for (int pd : dom.pad)
         for (int la : dom.smem_a_kmajor)
           for (int lb : dom.smem_b_kmajor)
-            for (int vs : dom.vec_s)
-              for (int vc : dom.vec_c) {
-                c.stages = st;
-                c.pad = pd;
-                c.smem_a_kmajor = la;
-                c.smem_b_kmajor = lb;
-                c.vec_s = vs;
-                c.vec_c = vc;
-                const int s2 = test(c, s1, 2, sub2);
-                if (s2 < 0) continue;
-                for (int pf : dom.prefetch) {
-                  c.prefetch = pf;
-                  const int s3 = test(c, s2, 3, sub3);
-                  if (s3 < 0) continue;
-                  for (int ur : dom.unroll)
-                    for (int ed : dom.edge)
-                      for (int rs : dom.raster) {
+            for (int vs : dom.vec_s) {
+              c.stages = st;
+              c.pad = pd;
+              c.smem_a_kmajor = la;
+              c.smem_b_kmajor = lb;
+              c.vec_s = vs;
+              const int s2 = test(c, s1, 2, sub2);
+              if (s2 < 0) continue;
+              for (int pf : dom.prefetch) {
+                c.prefetch = pf;
+                const int s3 = test(c, s2, 3, sub3);
+                if (s3 < 0) continue;
+                for (int ur : dom.unroll)
+                  for (int ed : dom.edge)
+                    for (int rs : dom.raster)
+                      for (int vc : dom.vec_c) {
                         c.unroll = ur;
                         c.edge = static_cast<EdgeMode>(ed);
                         c.raster = rs;
+                        c.vec_c = vc;
                         if (test(c, s3, 4, 1.0) < 0) continue;
                         visit(c);
                       }
-                }
               }
+            }
   }
 };
+
+bool enumerates_vector_c(const SpaceDomain& dom) {
+  return std::find(dom.vec_c.begin(), dom.vec_c.end(), 1) != dom.vec_c.end();
+}
 
 }  // namespace
 
@@ -241,25 +245,31 @@ double SpaceDomain::variant_count() const {
 Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
                        const ConstraintOptions& options,
                        const std::function<void(const KernelConfig&)>& visit) {
-  const StageContext ctx(problem, device, options);
+  const StageContext ctx(problem, device, options, enumerates_vector_c(dom));
   // The split is the one parameter only the tile-fit stage reads, and a split fits only where
   // the unsplit tile does: each (BM, BN, BK) is walked once unsplit, and every configuration
   // that survives is visited once per split that fits.
-  // VC is the exception: it does nothing to a split kernel, so the relevant-variants stage (the
-  // last) drops a split copy of a VC1 survivor, counted here.
+  // VC is the exception: a split kernel adds into C an element at a time, so for splits VC0 is
+  // the relevant variant wherever VC1 is for the unsplit kernel (their fates up to the
+  // relevant-variants stage are the same). A split copy of a VC1 survivor is its VC0 twin; where
+  // the domain lacks VC0 it is dropped there, counted here.
   std::vector<int> fitting;
   bool unsplit_wanted = false;
   const bool relevance_on = options.enabled[size_t(Stage::RelevantVariants)];
+  const bool has_vc0 = std::find(dom.vec_c.begin(), dom.vec_c.end(), 0) != dom.vec_c.end();
   double irrelevant_splits = 0;
   const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
     if (unsplit_wanted) visit(c);
     KernelConfig split = c;
+    if (relevance_on && split.vec_c) {
+      if (!has_vc0) {
+        irrelevant_splits += double(fitting.size());
+        return;
+      }
+      split.vec_c = 0;
+    }
     for (int sk : fitting) {
       split.split_k = sk;
-      if (relevance_on && !detail::variants_relevant(split, ctx)) {
-        ++irrelevant_splits;
-        continue;
-      }
       visit(split);
     }
   };
@@ -338,7 +348,7 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
 Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
                           const SpaceDomain& domain, const ConstraintOptions& options,
                           const KernelConfig& config) {
-  const StageContext ctx(problem, device, options);
+  const StageContext ctx(problem, device, options, enumerates_vector_c(domain));
   const std::function<void(const KernelConfig&)> none;
   Walker w{ctx, domain, none, {}, {}, false, 0};
   for (int s = 0; s < kStageCount; ++s) {
