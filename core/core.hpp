@@ -116,6 +116,11 @@ struct KernelConfig {
   int mma_k() const { return mma == 4 ? 16 : mma == 3 ? 8 : mma ? 4 : 0; }
   int mma_rows() const { return mma >= 2 ? 16 : mma ? 8 : 0; }
   int splits() const { return split_k > 1 ? split_k : 1; }
+  // Whether the kernel has a path that stores C VS rows at a time for this ldc (VC1 takes it):
+  // the unsplit SIMT kernel with VS > 1 where ldc is a multiple of VS.
+  bool has_vector_c_path(std::int64_t ldc) const {
+    return vec_s > 1 && mma == 0 && splits() == 1 && ldc % vec_s == 0;
+  }
   // K of one split: whole K steps, so every split but the last starts on a step boundary.
   std::int64_t k_per_split(std::int64_t k) const {
     const std::int64_t steps = (k + blk_k - 1) / blk_k;
@@ -130,6 +135,8 @@ struct KernelConfig {
 
 // Column names and values in the seeds' CSV style (one column per tuning parameter).
 std::vector<std::string> config_csv_header();
+// Keys added after the first recordings (MM, AC, SK, VC): absent from an id or a CSV they are 0.
+bool config_key_optional(std::string_view key);
 std::vector<int> config_csv_values(const KernelConfig& c);
 
 // ---------------------------------------------------------------- device description

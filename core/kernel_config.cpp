@@ -115,6 +115,12 @@ KernelConfig KernelConfig::parse(std::string_view id) {
   return c;
 }
 
+bool config_key_optional(std::string_view key) {
+  for (const OptionalField& f : kOptionalFields)
+    if (key == f.key) return true;
+  return false;
+}
+
 std::vector<std::string> config_csv_header() {
   std::vector<std::string> names;
   for (const Field& f : kFields) names.emplace_back(f.key);

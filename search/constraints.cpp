@@ -167,7 +167,7 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   // a multiple of VS); elsewhere VC1's whole-sector stores never lose to VC0's scattered ones in
   // the model (and won every SGEMM shape on the H100, bench/NOTES.md), so VC0 goes when the
   // domain enumerates VC1.
-  const bool vector_path = c.vec_s > 1 && !c.mma && c.splits() == 1 && p.ldc % c.vec_s == 0;
+  const bool vector_path = c.has_vector_c_path(p.ldc);
   if (c.vec_c && !vector_path) return false;
   if (!c.vec_c && vector_path && ctx.vector_c_enumerated) return false;
   if (c.raster > 1) {

@@ -41,7 +41,7 @@ struct SpaceDomain {
   std::vector<int> edge{0, 1};
   std::vector<int> raster{1, 8};
   std::vector<int> vec_s{1, 2, 4};
-  std::vector<int> vec_c{0, 1};  // 1: C stored VEC_S rows at a time (VS > 1, SIMT, unsplit)
+  std::vector<int> vec_c{0, 1};  // 1: C stored VS rows at a time (KernelConfig::vec_c)
 
   double tiling_count() const;
   double variant_count() const;
@@ -72,7 +72,7 @@ enum class Stage : int {
   MinOccupancy,        // soft: active warps / max warps >= threshold
   BankConflicts,       // soft: shared layout and padding with the fewest wavefronts, least padding
   RelevantVariants,    // soft: edge mode only with ragged edges, rasterization only with many
-                       // tiles, VC only unsplit
+                       // tiles, VC1 only where the kernel has a vector path for C, VC0 elsewhere
   Count
 };
 inline constexpr int kStageCount = static_cast<int>(Stage::Count);

@@ -184,7 +184,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     } else {
       n.stages = std::min(2, n.stages);
     }
-    if (n.vec_s == 1 || n.mma) n.vec_c = 0;  // VC1 stores VS-row groups of the SIMT kernel
+    if (n.vec_c && !n.has_vector_c_path(problem.ldc)) n.vec_c = 0;  // VC1 would be VC0
     if (check_hard(problem, device, n)) return;
     // Split-K only where the space would have it (few tiles, enough K per split).
     if (!detail::split_k_fits(n, split_rules)) return;

@@ -118,10 +118,9 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   p.validate();
   std::string id;
   for (const auto& key : config_csv_header()) {
-    // Files written before the tensor-core, cp.async, split-K and vector-C kernels lack MM,
-    // AC, SK and VC: all were 0.
-    if ((key == "MM" || key == "AC" || key == "SK" || key == "VC") &&
-        std::find(header.begin(), header.end(), key) == header.end())
+    // Files written before the tensor-core, cp.async, split-K and vector-C kernels lack their
+    // keys: all were 0.
+    if (config_key_optional(key) && std::find(header.begin(), header.end(), key) == header.end())
       continue;
     id += (id.empty() ? "" : "_") + key + get(key);
   }
