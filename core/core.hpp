@@ -3,7 +3,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -183,5 +185,13 @@ DeviceSpec load_device_file(const std::string& path);       // throws InputError
 // Helpers shared by the text parsers.
 std::int64_t parse_int(std::string_view text, std::string_view what);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+// Threads of this machine (at least 1).
+int hardware_threads();
+// Runs body(index, worker) for every index in [0, count) on `threads` workers (0: one per
+// hardware thread), worker in [0, threads); the calling thread is worker 0. Rethrows the first
+// exception a task threw, after every worker has stopped.
+void parallel_for(std::size_t count, const std::function<void(std::size_t, int)>& body,
+                  int threads = 0);
 
 }  // namespace gemmtune

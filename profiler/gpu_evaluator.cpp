@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "profiler/profiler.hpp"
 
@@ -78,7 +77,7 @@ std::vector<CompiledInfo> GpuEvaluator::compile(const Problem& p,
 
 // compile_many runs one NVRTC program per hardware thread.
 int GpuEvaluator::compile_width() const {
-  return int(std::max(1u, std::thread::hardware_concurrency()));
+  return hardware_threads();
 }
 
 std::vector<Evaluation> GpuEvaluator::measure(const Problem& p,

@@ -39,4 +39,11 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx);
 // Shared-memory wavefronts of one K step of one block, for the bank-conflict stage.
 double smem_cost(const KernelConfig& c, const Problem& p);
 
+// visit(config, order, worker): called concurrently from the walk's workers (worker in
+// [0, hardware_threads())); order is the configuration's place in the serial walk.
+using OrderedVisit = std::function<void(const KernelConfig&, std::uint64_t, int)>;
+// The walk behind enumerate_space, on every hardware thread.
+Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& domain,
+                  const ConstraintOptions& options, const OrderedVisit& visit);
+
 }  // namespace gemmtune::detail

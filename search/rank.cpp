@@ -2,33 +2,59 @@
 #include <algorithm>
 #include <chrono>
 
-#include "search/search.hpp"
+#include "search/constraints.hpp"
 
 namespace gemmtune {
+
+namespace {
+struct Candidate {
+  Ranked ranked;
+  std::uint64_t order;  // place in the serial enumeration: breaks ties the same way every run
+};
+bool faster(const Candidate& a, const Candidate& b) {
+  if (a.ranked.prediction.time_s != b.ranked.prediction.time_s)
+    return a.ranked.prediction.time_s < b.ranked.prediction.time_s;
+  return a.order < b.order;
+}
+}  // namespace
 
 Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
                    const ModelCoefficients& coefficients, const SpaceDomain& domain,
                    const ConstraintOptions& options) {
   if (top_k < 1) throw InputError("top k = " + std::to_string(top_k) + " must be >= 1");
   const auto start = std::chrono::steady_clock::now();
-  Ranking r;
-  auto slower = [](const Ranked& a, const Ranked& b) {
-    return a.prediction.time_s < b.prediction.time_s;
+  // Each worker predicts what it walks and keeps its own best top_k in a max-heap (the slowest
+  // on top); the heaps are merged at the end.
+  struct Best {
+    std::vector<Candidate> heap;
+    std::int64_t evaluated = 0;
   };
-  // A max-heap on time holds the best k seen so far.
-  r.funnel = enumerate_space(problem, device, domain, options, [&](const KernelConfig& c) {
-    Prediction pred = predict(problem, device, c, coefficients);
-    ++r.evaluated;
-    if (int(r.top.size()) < top_k) {
-      r.top.push_back({c, pred});
-      std::push_heap(r.top.begin(), r.top.end(), slower);
-    } else if (pred.time_s < r.top.front().prediction.time_s) {
-      std::pop_heap(r.top.begin(), r.top.end(), slower);
-      r.top.back() = {c, pred};
-      std::push_heap(r.top.begin(), r.top.end(), slower);
-    }
-  });
-  std::sort_heap(r.top.begin(), r.top.end(), slower);
+  std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
+  Ranking r;
+  r.funnel =
+      detail::walk_space(problem, device, domain, options,
+                         [&](const KernelConfig& c, std::uint64_t order, int worker) {
+                           Best& b = best[std::size_t(worker)];
+                           ++b.evaluated;
+                           Candidate cand{{c, predict(problem, device, c, coefficients)}, order};
+                           if (int(b.heap.size()) < top_k) {
+                             b.heap.push_back(std::move(cand));
+                             std::push_heap(b.heap.begin(), b.heap.end(), faster);
+                           } else if (faster(cand, b.heap.front())) {
+                             std::pop_heap(b.heap.begin(), b.heap.end(), faster);
+                             b.heap.back() = std::move(cand);
+                             std::push_heap(b.heap.begin(), b.heap.end(), faster);
+                           }
+                         });
+  std::vector<Candidate> all;
+  for (Best& b : best) {
+    r.evaluated += b.evaluated;
+    all.insert(all.end(), std::make_move_iterator(b.heap.begin()),
+               std::make_move_iterator(b.heap.end()));
+  }
+  const std::size_t keep = std::min(all.size(), std::size_t(top_k));
+  std::partial_sort(all.begin(), all.begin() + std::ptrdiff_t(keep), all.end(), faster);
+  for (std::size_t i = 0; i < keep; ++i) r.top.push_back(std::move(all[i].ranked));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

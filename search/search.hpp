@@ -103,7 +103,8 @@ struct Funnel {
 };
 
 // Calls visit for each configuration that passes every enabled stage, in a fixed order, and
-// returns the funnel. Nothing is materialized: the space is walked lazily.
+// returns the funnel. The raw space is never materialized: it is walked lazily, on every
+// hardware thread, and only the survivors are gathered, then visited on the calling thread.
 Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& domain,
                        const ConstraintOptions& options,
                        const std::function<void(const KernelConfig&)>& visit);
@@ -136,7 +137,8 @@ struct Ranking {
   std::int64_t evaluated = 0;
   double seconds = 0;  // wall time of enumeration, pruning and prediction
 };
-// Predicts every configuration of the pruned space and keeps the best top_k.
+// Predicts every configuration of the pruned space (on every hardware thread) and keeps the
+// best top_k; equal predictions keep the enumeration's order.
 Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
                    const ModelCoefficients& coefficients = {}, const SpaceDomain& domain = {},
                    const ConstraintOptions& options = {});

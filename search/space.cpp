@@ -242,10 +242,22 @@ double SpaceDomain::variant_count() const {
          raster.size();
 }
 
-Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
-                       const ConstraintOptions& options,
+namespace {
+
+// One piece of the walk: a block tile (BM, BN, BK) with one DIM_X. Pieces share nothing, so
+// they are walked concurrently; their funnel counts add up to those of one serial walk.
+struct Piece {
+  int bm, bn, bk, dx;
+};
+
+struct PieceCounts {
+  std::array<double, kStageCount> rejected{};
+  double irrelevant_splits = 0;
+};
+
+PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Piece& piece,
                        const std::function<void(const KernelConfig&)>& visit) {
-  const StageContext ctx(problem, device, options, enumerates_vector_c(dom));
+  const ConstraintOptions& options = ctx.options;
   // The split is the one parameter only the tile-fit stage reads, and a split fits only where
   // the unsplit tile does: each (BM, BN, BK) is walked once unsplit, and every configuration
   // that survives is visited once per split that fits.
@@ -257,13 +269,13 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
   bool unsplit_wanted = false;
   const bool relevance_on = options.enabled[size_t(Stage::RelevantVariants)];
   const bool has_vc0 = std::find(dom.vec_c.begin(), dom.vec_c.end(), 0) != dom.vec_c.end();
-  double irrelevant_splits = 0;
+  PieceCounts counts;
   const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
     if (unsplit_wanted) visit(c);
     KernelConfig split = c;
     if (relevance_on && split.vec_c) {
       if (!has_vc0) {
-        irrelevant_splits += double(fitting.size());
+        counts.irrelevant_splits += double(fitting.size());
         return;
       }
       split.vec_c = 0;
@@ -275,73 +287,110 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
   };
   Walker w{ctx, dom, visit_splits, {}, {}, false, 0};
   const bool tile_fits_on = options.enabled[size_t(Stage::TileFitsProblem)];
-  // Raw configurations under one (BM, BN, BK, SK).
-  const double per_block_tile =
-      double(dom.dim_x.size() * dom.dim_y.size() * dom.dim_xa.size() * dom.dim_xb.size() *
-             dom.vec_a.size() * dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
+  // Raw configurations under one (BM, BN, BK, SK) and one DIM_X.
+  const double per_piece =
+      double(dom.dim_y.size() * dom.dim_xa.size() * dom.dim_xb.size() * dom.vec_a.size() *
+             dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
       dom.variant_count();
   KernelConfig c;
+  c.blk_m = piece.bm;
+  c.blk_n = piece.bn;
+  c.blk_k = piece.bk;
+  int not_fitting = 0;
+  for (int sk : dom.split_k) {
+    c.split_k = sk;
+    if (c.splits() == 1)
+      unsplit_wanted = true;
+    else if (!tile_fits_on || detail::split_k_fits(c, ctx))
+      fitting.push_back(sk);
+    else
+      ++not_fitting;
+  }
+  c.split_k = 0;
+  c.dim_x = piece.dx;
+  for (int dy : dom.dim_y)
+    for (int dxa : dom.dim_xa)
+      for (int dxb : dom.dim_xb)
+        for (int va : dom.vec_a)
+          for (int vb : dom.vec_b)
+            for (int mm : dom.mma)
+              for (int ac : dom.async_copy) {
+                c.dim_y = dy;
+                c.dim_xa = dxa;
+                c.dim_xb = dxb;
+                const int t = piece.dx * dy;
+                c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+                c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                c.vec_a = va;
+                c.vec_b = vb;
+                c.mma = mm;
+                c.async_copy = ac;
+                w.walk_tiling(c);
+              }
+  // The walk counted one copy of the unsplit subtree; each kept split repeats its counts,
+  // and each split that does not fit repeats them up to the tile-fit stage.
+  const std::array<double, kStageCount> unsplit = w.rejected;
+  const double copies = double(fitting.size()) + (unsplit_wanted ? 1 : 0);
+  for (int s = 0; s < kStageCount; ++s) w.rejected[size_t(s)] = copies * unsplit[size_t(s)];
+  for (int i = 0; i < not_fitting; ++i) w.reject_like(unsplit, Stage::TileFitsProblem, per_piece);
+  counts.rejected = w.rejected;
+  return counts;
+}
+
+}  // namespace
+
+namespace detail {
+
+Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
+                  const ConstraintOptions& options, const OrderedVisit& visit) {
+  const StageContext ctx(problem, device, options, enumerates_vector_c(dom));
+  std::vector<Piece> pieces;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
-      for (int bk : dom.blk_k) {
-        c.blk_m = bm;
-        c.blk_n = bn;
-        c.blk_k = bk;
-        unsplit_wanted = false;
-        fitting.clear();
-        int not_fitting = 0;
-        for (int sk : dom.split_k) {
-          c.split_k = sk;
-          if (c.splits() == 1)
-            unsplit_wanted = true;
-          else if (!tile_fits_on || detail::split_k_fits(c, ctx))
-            fitting.push_back(sk);
-          else
-            ++not_fitting;
-        }
-        c.split_k = 0;
-        const auto before = w.rejected;
-        for (int dx : dom.dim_x)
-          for (int dy : dom.dim_y)
-            for (int dxa : dom.dim_xa)
-              for (int dxb : dom.dim_xb)
-                for (int va : dom.vec_a)
-                  for (int vb : dom.vec_b)
-                    for (int mm : dom.mma)
-                      for (int ac : dom.async_copy) {
-                        c.dim_x = dx;
-                        c.dim_y = dy;
-                        c.dim_xa = dxa;
-                        c.dim_xb = dxb;
-                        const int t = dx * dy;
-                        c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                        c.dim_yb = t % dxb == 0 ? t / dxb : -1;
-                        c.vec_a = va;
-                        c.vec_b = vb;
-                        c.mma = mm;
-                        c.async_copy = ac;
-                        w.walk_tiling(c);
-                      }
-        // The walk counted one copy of the unsplit subtree; each kept split repeats its counts,
-        // and each split that does not fit repeats them up to the tile-fit stage.
-        std::array<double, kStageCount> unsplit{};
-        for (int s = 0; s < kStageCount; ++s)
-          unsplit[size_t(s)] = w.rejected[size_t(s)] - before[size_t(s)];
-        const double copies = double(fitting.size()) + (unsplit_wanted ? 1 : 0);
-        for (int s = 0; s < kStageCount; ++s)
-          w.rejected[size_t(s)] = before[size_t(s)] + copies * unsplit[size_t(s)];
-        for (int i = 0; i < not_fitting; ++i)
-          w.reject_like(unsplit, Stage::TileFitsProblem, per_block_tile);
-      }
-  w.rejected[size_t(Stage::RelevantVariants)] += irrelevant_splits;
+      for (int bk : dom.blk_k)
+        for (int dx : dom.dim_x) pieces.push_back({bm, bn, bk, dx});
+  std::vector<PieceCounts> counts(pieces.size());
+  parallel_for(pieces.size(), [&](std::size_t i, int worker) {
+    std::uint64_t order = std::uint64_t(i) << 32;
+    counts[i] =
+        walk_piece(ctx, dom, pieces[i], [&](const KernelConfig& c) { visit(c, order++, worker); });
+  });
+  // Summed in the serial order, so the funnel does not depend on the schedule.
+  std::array<double, kStageCount> rejected{};
+  for (const PieceCounts& pc : counts) {
+    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += pc.rejected[size_t(s)];
+    rejected[size_t(Stage::RelevantVariants)] += pc.irrelevant_splits;
+  }
   Funnel f;
   f.raw = dom.tiling_count() * dom.variant_count();
   double remaining = f.raw;
   for (int s = 0; s < kStageCount; ++s) {
     if (!options.enabled[size_t(s)]) continue;
-    remaining -= w.rejected[size_t(s)];
+    remaining -= rejected[size_t(s)];
     f.rows.push_back({static_cast<Stage>(s), remaining});
   }
+  return f;
+}
+
+}  // namespace detail
+
+Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
+                       const ConstraintOptions& options,
+                       const std::function<void(const KernelConfig&)>& visit) {
+  // Walked on every hardware thread, visited here in the serial order.
+  std::vector<std::vector<std::pair<std::uint64_t, KernelConfig>>> found(
+      static_cast<std::size_t>(hardware_threads()));
+  const Funnel f = detail::walk_space(problem, device, dom, options,
+                                      [&](const KernelConfig& c, std::uint64_t order, int worker) {
+                                        found[std::size_t(worker)].emplace_back(order, c);
+                                      });
+  std::vector<std::pair<std::uint64_t, KernelConfig>> all;
+  for (auto& part : found) {
+    all.insert(all.end(), part.begin(), part.end());
+    part = {};
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [order, c] : all) visit(c);
   return f;
 }
 

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "model/model.hpp"
 #include "search/search.hpp"
 #include "tests/catch.hpp"
@@ -132,6 +134,26 @@ TEST_CASE("model: ranking is fast, ordered and explains itself", "[model]") {
   CHECK(r.evaluated == std::int64_t(r.funnel.rows.back().remaining));
   CHECK_THAT(r.top[0].prediction.why(), Catch::Contains("occupancy"));
   CHECK_THROWS_WITH(rank_space(sq(Precision::S, 64, 64, 64), h100, 0), Catch::Contains("top k"));
+
+  // The walk runs on every hardware thread; the ranking must still be the serial one: sorted by
+  // prediction, equal predictions in the enumeration's order.
+  for (const Problem& p :
+       {sq(Precision::S, 1000, 1000, 1000), sq(Precision::D, 2048, 2048, 2048)}) {
+    INFO(p.shape_id());
+    const SpaceDomain compact = SpaceDomain::named("compact");
+    std::vector<std::pair<double, KernelConfig>> serial;
+    for (const KernelConfig& c : pruned_space(p, h100, compact))
+      serial.emplace_back(predict(p, h100, c).time_s, c);
+    std::stable_sort(serial.begin(), serial.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    const Ranking ranked = rank_space(p, h100, 300, {}, compact);
+    REQUIRE(ranked.top.size() == 300);
+    CHECK(ranked.evaluated == std::int64_t(serial.size()));
+    for (size_t i = 0; i < ranked.top.size(); ++i) {
+      INFO("rank " << i);
+      CHECK(ranked.top[i].config == serial[i].second);
+    }
+  }
 }
 
 TEST_CASE("model: FP64 tensor-core kernels", "[model]") {

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <atomic>
+
 #include "core/core.hpp"
 #include "tests/catch.hpp"
 
@@ -65,4 +68,30 @@ TEST_CASE("problem: precision and op names", "[core]") {
   CHECK_THROWS_WITH(parse_op("x"), Catch::Contains("'x'"));
   CHECK(element_bytes(Precision::Z) == 16);
   CHECK(fmas_per_madd(Precision::C) == 4);
+}
+
+TEST_CASE("core: parallel_for runs every index once and passes on the first error", "[core]") {
+  for (int threads : {0, 1, 3, 64}) {
+    INFO("threads " << threads);
+    std::vector<std::atomic<int>> runs(1000);
+    std::atomic<int> bad_worker{0};
+    const int workers = threads > 0 ? threads : hardware_threads();
+    parallel_for(
+        runs.size(),
+        [&](std::size_t i, int worker) {
+          ++runs[i];
+          if (worker < 0 || worker >= workers) ++bad_worker;
+        },
+        threads);
+    CHECK(std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r == 1; }));
+    CHECK(bad_worker == 0);
+  }
+  parallel_for(0, [](std::size_t, int) { FAIL("no index to run"); });
+  CHECK_THROWS_WITH(parallel_for(
+                        100,
+                        [](std::size_t i, int) {
+                          if (i == 37) throw InputError("task 37 failed");
+                        },
+                        4),
+                    "task 37 failed");
 }
