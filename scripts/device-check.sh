@@ -8,7 +8,7 @@
 #                           [exhaustive LINES TUNE_SECONDS STOP_AFTER_S]
 #                           [capped LINES SECONDS_EACH STOP_AFTER_S]
 #                           [calibrated LINES EVALUATIONS CALIBRATION.json STOP_AFTER_S]
-#                           [counters LINES EVALUATIONS STOP_AFTER_S]
+#                           [counters LINES EVALUATIONS STOP_AFTER_S] [ncu LIST]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
@@ -22,6 +22,10 @@
 # the store is $OUT/capped.db.
 # calibrated: for each of the lines, a hybrid tune of the compact domain that measures
 # EVALUATIONS configurations, ranked by the uncalibrated model and then by CALIBRATION.json.
+# ncu: for each line "PROBLEM_OPTIONS | CONFIG" of LIST, `gemmtune measure` of the configuration
+# beside cuBLAS under Nsight Compute (clocks left as they are), every kernel of the process
+# profiled; ncu_N.csv (in $OUT/ncu.tgz) holds line N's details
+# page, ncu_N.txt what measure printed.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 # vs_cublas reads VS_DOMAIN (full or compact; default full) and VS_SET (targets, wins or all;
 # default targets: issue 6's shapes).
@@ -170,6 +174,24 @@ while [[ $# -gt 0 ]]; do
         --config BM128_BN128_BK16_DX32_DY8_DXA64_DYA4_DXB4_DYB64_VA1_VB4_LA1_LB1_PD4_PF3_ST2_UR0_RS8_VS4_ED0 \
         --db "$out/profile.db" 2>&1 | tail -2
       shift ;;
+    ncu)
+      echo "== Nsight Compute on the configurations of $2, beside cuBLAS"
+      n=0
+      while IFS='|' read -r args config; do
+        n=$((n + 1))
+        # shellcheck disable=SC2086
+        /usr/local/cuda/bin/ncu --clock-control none --csv --page details \
+          --section SpeedOfLight --section Occupancy --section LaunchStats \
+          --section WarpStateStats --section SchedulerStats --section InstructionStats \
+          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+          --log-file "$out/ncu_$n.csv" \
+          build/gemmtune measure $args -c $config -t 0 -r 1 </dev/null >"$out/ncu_$n.txt" \
+          2>&1 || status=1
+        echo "$n: $args $config: $(grep -c gemmtune_kernel "$out/ncu_$n.csv") rows of ours"
+      done < <(grep -v '^#' "$2")
+      # One archive: the machine hands back only so many files.
+      (cd "$out" && tar czf ncu.tgz ncu_*.csv ncu_*.txt && rm -f ncu_*.csv ncu_*.txt)
+      shift 2 ;;
     *) echo "unknown step $1" >&2; exit 2 ;;
   esac
 done
