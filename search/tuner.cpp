@@ -280,8 +280,13 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
     const std::vector<CompiledInfo> compiled = compile_paced(batch, share);
     batch.resize(compiled.size());
     pooled += batch.size();
+    // Re-ranked with the real registers, then family-first again: sorted by prediction alone,
+    // the batch's first measure_top were variants of one family, and so was all refinement
+    // after them (S 6144x6080x64 on the H100: all 20 attempts BM96_BN192_BK16_DX8_DY16).
     const auto ordered = by_prediction(problem, d, batch, compiled, o.coefficients);
-    reranked.insert(reranked.end(), ordered.begin(), ordered.end());
+    std::vector<const KernelConfig*> ranked;
+    for (const auto& c : ordered) ranked.push_back(&c);
+    for (size_t i : shortlist_order(ranked)) reranked.push_back(ordered[i]);
   };
   compile_batch(0.5);
   for (size_t i = 0; i < reranked.size() && int(i) < o.measure_top; ++i)

@@ -3,6 +3,7 @@
 // model's misprediction is) plus 2% noise per configuration, with compile failures and wrong
 // kernels planted: the model is informative but not exact, as on real GPUs.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -219,6 +221,30 @@ TEST_CASE("tuner: under a time budget the hybrid measures before slow compiles s
   const TuneResult whole = hybrid_tune(problem(), fast, o);
   CHECK(fast.first_measure_compiled() == 64);
   CHECK(whole.best);
+}
+
+TEST_CASE("tuner: the first measurements cover as many tile families as they can", "[tuner]") {
+  // The compiled batch is re-ranked with its real registers; the first measure_top measured must
+  // still be the best of distinct (BM, BN, BK, DX, DY) families: sorted by prediction alone they
+  // were variants of one family on the H100, and refinement never left it.
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  HybridOptions o;
+  o.domain = small_domain();
+  o.compile_top = 64;
+  o.measure_top = 8;
+  o.budget.evaluations = o.measure_top;
+  const auto rec = record(problem(), d, o.domain);
+  ReplayEvaluator replay(d, rec);
+  const TuneResult r = hybrid_tune(problem(), replay, o);
+  REQUIRE(r.history.size() == size_t(o.measure_top));
+  auto family = [](const KernelConfig& c) {
+    return std::array<int, 5>{c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y};
+  };
+  std::set<std::array<int, 5>> measured, available;
+  for (const auto& e : r.history) measured.insert(family(e.config));
+  for (const auto& c : pruned_space(problem(), d, o.domain)) available.insert(family(c));
+  REQUIRE(available.size() > 1);
+  CHECK(measured.size() == std::min(available.size(), size_t(o.measure_top)));
 }
 
 TEST_CASE("tuner: the hybrid does not measure a kernel the compiler spilled heavily", "[tuner]") {
