@@ -1,66 +1,36 @@
 // Experiment: leave-one-class-out quality of the correction alone, reusing the folds' NLopt
 // coefficients cached by exp/miss_analysis.cpp in /tmp/folds (valid while predict's terms are
 // unchanged); refits only the correction, so a change to its features is judged in seconds.
-#include <algorithm>
 #include <array>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <numeric>
 #include <set>
-#include <sstream>
 
-#include "model/model.hpp"
-#include "store/store.hpp"
+#include "exp/held_out.hpp"
 using namespace gemmtune;
 
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
-  std::ifstream in(argv[1]);
-  std::stringstream text;
-  text << in.rdbuf();
-  CsvImportReport rep;
-  const auto samples = calibration_samples(read_attempts_csv(text.str(), rep));
+  const auto samples = exp::read_samples(argv[1]);
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  std::map<std::string, std::vector<CalibrationSample>> fold_of;
-  for (const auto& s : samples) fold_of[problem_class(s.problem)].push_back(s);
   QualityReport all_plain, all_cal;
   std::map<int, int> hits;
-  for (const auto& [fold, held] : fold_of) {
-    std::ifstream f("/tmp/folds/" + fold + ".json");
-    if (!f) return std::fprintf(stderr, "no cached fold %s\n", fold.c_str()), 1;
-    std::stringstream t;
-    t << f.rdbuf();
-    ModelCoefficients k = coefficients_from_json(t.str());
+  for (const auto& [fold, held] : exp::by_class(samples)) {
+    if (!std::filesystem::exists("/tmp/folds/" + fold + ".json"))
+      return std::fprintf(stderr, "no cached fold %s (run exp/miss_analysis first)\n",
+                          fold.c_str()),
+             1;
+    ModelCoefficients k = exp::fold_coefficients(d, samples, fold);
     k.correction = {};
-    std::vector<CalibrationSample> train;
-    for (const auto& s : samples)
-      if (problem_class(s.problem) != fold) train.push_back(s);
-    k.correction = fit_log_time_correction(d, train, k);
+    k.correction = fit_log_time_correction(d, exp::all_but(samples, fold), k);
     const QualityReport plain = rank_quality(d, held, {});
     const QualityReport cal = rank_quality(d, held, k);
     // Shortlist variants: the first F of the family-first order, then the plain order.
-    std::map<std::string, std::vector<const CalibrationSample*>> by_problem;
-    for (const auto& s : held) by_problem[s.problem.shape_id()].push_back(&s);
-    for (const auto& [id, list] : by_problem) {
-      std::vector<double> pred(list.size()), meas(list.size());
-      for (size_t i = 0; i < list.size(); ++i) {
-        meas[i] = list[i]->time_s;
-        try {
-          pred[i] = predict(list[i]->problem, d, list[i]->config, k, list[i]->registers).time_s;
-        } catch (const InputError&) {
-          pred[i] = 1e30;
-        }
-      }
-      std::vector<size_t> order(list.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+    for (const exp::HeldOutProblem& hp : exp::held_out_problems(d, held, k)) {
+      const auto& [id, list, pred, meas, order, best_measured] = hp;
       std::vector<const KernelConfig*> ranked;
       for (size_t i : order) ranked.push_back(&list[i]->config);
       const auto sl = shortlist_order(ranked);
-      const double best = *std::min_element(meas.begin(), meas.end());
+      const double best = best_measured;
       std::printf("%-26s", id.c_str());
       for (int families : {10, 8, 7, 6, 5, 3, 0}) {
         std::set<size_t> picked;

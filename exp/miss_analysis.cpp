@@ -1,66 +1,22 @@
 // Experiment: per held-out problem, where the near-best configurations sit in the calibrated
 // order; fold calibrations cached under /tmp/folds.
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <numeric>
 #include <set>
-#include <sstream>
-#include "model/model.hpp"
-#include "store/store.hpp"
+
+#include "exp/held_out.hpp"
 using namespace gemmtune;
 int main(int argc, char** argv) {
-  std::ifstream in(argv[1]);
-  std::stringstream text;
-  text << in.rdbuf();
-  CsvImportReport rep;
-  auto samples = calibration_samples(read_attempts_csv(text.str(), rep));
+  if (argc < 2) return 2;
+  const auto samples = exp::read_samples(argv[1]);
   const DeviceSpec d = find_builtin_device("H100-SXM");
   std::map<int, int> strategy_hits;
   std::map<int, std::string> strategy_name;
-  std::map<std::string, std::vector<CalibrationSample>> fold_of;
-  for (auto& s : samples) fold_of[problem_class(s.problem)].push_back(s);
-  for (auto& [fold, held] : fold_of) {
-    const std::string cache = "/tmp/folds/" + fold + ".json";
-    ModelCoefficients full;
-    if (std::filesystem::exists(cache)) {
-      std::ifstream f(cache);
-      std::stringstream t;
-      t << f.rdbuf();
-      full = coefficients_from_json(t.str());
-    } else {
-      std::vector<CalibrationSample> train;
-      for (auto& s : samples)
-        if (problem_class(s.problem) != fold) train.push_back(s);
-      CalibrationOptions o;
-      o.fit_correction = false;
-      auto r = calibrate(d, train, {}, o);
-      full = r.coefficients;
-      full.correction = fit_log_time_correction(d, train, r.coefficients);
-      std::ofstream(cache) << coefficients_to_json(full);
-    }
-    std::map<std::string, std::vector<const CalibrationSample*>> byp;
-    for (auto& s : held) byp[s.problem.shape_id()].push_back(&s);
-    for (auto& [id, list] : byp) {
-      std::vector<double> pred, meas;
-      for (auto* s : list) {
-        double t = 1e30;
-        try {
-          t = predict(s->problem, d, s->config, full, s->registers).time_s;
-        } catch (...) {
-        }
-        pred.push_back(t);
-        meas.push_back(s->time_s);
-      }
-      const double best = *std::min_element(meas.begin(), meas.end());
-      std::vector<size_t> order(list.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return pred[a] < pred[b]; });
+  for (const auto& [fold, held] : exp::by_class(samples)) {
+    const ModelCoefficients full = exp::fold_coefficients(d, samples, fold);
+    for (const exp::HeldOutProblem& hp : exp::held_out_problems(d, held, full)) {
+      const auto& [id, list, pred, meas, order, best] = hp;
       {
         // strategies: round-robin over families predicted within T of the top, R rounds
         auto fam = [&](size_t j) {
