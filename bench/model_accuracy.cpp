@@ -86,8 +86,7 @@ int main(int argc, char** argv) try {
     for (const auto& s : samples)
       if ((folds == "problem" ? s.problem.shape_id() : problem_class(s.problem)) != fold)
         train.push_back(s);
-    CalibrationOptions options;
-    options.fit_correction = false;
+    CalibrationOptions options = fold_fit_options();
     const CalibrationResult r = calibrate(device, train, {}, options);
     ModelCoefficients full = r.coefficients, corrected_defaults;
     full.correction = fit_log_time_correction(device, train, r.coefficients);

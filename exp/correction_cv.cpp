@@ -1,6 +1,7 @@
 // Experiment: leave-one-class-out quality of the correction alone, reusing the folds' NLopt
-// coefficients cached by exp/miss_analysis.cpp in /tmp/folds (valid while predict's terms are
-// unchanged); refits only the correction, so a change to its features is judged in seconds.
+// coefficients cached in /tmp/folds or $GEMMTUNE_FOLDS (exp/held_out.hpp; valid while predict's
+// terms are unchanged); refits only the correction, so a change to its features is judged in
+// seconds once the folds are cached (the first run fits them: minutes).
 #include <array>
 #include <cstdio>
 #include <set>
@@ -15,10 +16,6 @@ int main(int argc, char** argv) {
   QualityReport all_plain, all_cal;
   std::map<int, int> hits;
   for (const auto& [fold, held] : exp::by_class(samples)) {
-    if (!std::filesystem::exists("/tmp/folds/" + fold + ".json"))
-      return std::fprintf(stderr, "no cached fold %s (run exp/miss_analysis first)\n",
-                          fold.c_str()),
-             1;
     ModelCoefficients k = exp::fold_coefficients(d, samples, fold);
     k.correction = {};
     k.correction = fit_log_time_correction(d, exp::all_but(samples, fold), k);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -46,7 +47,8 @@ inline std::vector<CalibrationSample> all_but(const std::vector<CalibrationSampl
 inline ModelCoefficients fold_coefficients(const DeviceSpec& d,
                                            const std::vector<CalibrationSample>& samples,
                                            const std::string& fold) {
-  const std::string cache = "/tmp/folds/" + fold + ".json";
+  const char* dir = std::getenv("GEMMTUNE_FOLDS");  // another model's folds beside these
+  const std::string folds = dir ? dir : "/tmp/folds", cache = folds + "/" + fold + ".json";
   if (std::filesystem::exists(cache)) {
     std::ifstream f(cache);
     std::stringstream t;
@@ -54,11 +56,9 @@ inline ModelCoefficients fold_coefficients(const DeviceSpec& d,
     return coefficients_from_json(t.str());
   }
   const auto train = all_but(samples, fold);
-  CalibrationOptions o;
-  o.fit_correction = false;
-  ModelCoefficients k = calibrate(d, train, {}, o).coefficients;
+  ModelCoefficients k = calibrate(d, train, {}, fold_fit_options()).coefficients;
   k.correction = fit_log_time_correction(d, train, k);
-  std::filesystem::create_directories("/tmp/folds");
+  std::filesystem::create_directories(folds);
   std::ofstream(cache) << coefficients_to_json(k);
   return k;
 }
