@@ -1,6 +1,6 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
-//   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME]
+//   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME,...]
 //             [--domain full|compact] [--set targets|wins|all]
 // targets: issue 6's shapes (squares, the seeds' LU updates, K = 32, odd sizes); wins: where the
 // seeds expect a tuned kernel to beat a library's general heuristics (thin problems with a long
@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
               "best config");
   for (char pc : precisions) {
     for (const Shape& s : kShapes) {
-      if (!only.empty() && only != s.name) continue;
+      if (!only.empty() &&
+          ("," + only + ",").find("," + std::string(s.name) + ",") == std::string::npos)
+        continue;
       if ((set == "targets" && !s.target) || (set == "wins" && s.target)) continue;
       Problem p;
       p.precision = parse_precision(std::string(1, pc));
