@@ -1,7 +1,9 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME,...]
-//             [--domain full|compact] [--set targets|wins|all]
+//             [--domain full|compact] [--set targets|wins|all] [--calibration FILE.json]
+// --calibration: the model's coefficients as `gemmtune calibrate` exports them (default: none,
+// the uncalibrated model).
 // targets: issue 6's shapes (squares, the seeds' LU updates, K = 32, odd sizes); wins: where the
 // seeds expect a tuned kernel to beat a library's general heuristics (thin problems with a long
 // K that need split-K, and seed 004's batches of small matrices).
@@ -9,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "profiler/profiler.hpp"
@@ -44,7 +48,8 @@ const Shape kShapes[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full", set = "targets";
+  std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full", set = "targets",
+              calibration;
   double seconds = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--precision"))
@@ -59,6 +64,24 @@ int main(int argc, char** argv) {
       domain = argv[i + 1];
     else if (!std::strcmp(argv[i], "--set"))
       set = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--calibration"))
+      calibration = argv[i + 1];
+  }
+  ModelCoefficients coefficients;
+  if (!calibration.empty()) {
+    std::ifstream in(calibration);
+    if (!in) {
+      std::fprintf(stderr, "vs_cublas: cannot read the calibration '%s'\n", calibration.c_str());
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      coefficients = coefficients_from_json(text.str());
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "vs_cublas: calibration '%s': %s\n", calibration.c_str(), e.what());
+      return 2;
+    }
   }
   if (set != "targets" && set != "wins" && set != "all") {
     std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all\n", set.c_str());
@@ -94,6 +117,7 @@ int main(int argc, char** argv) {
       p = p.normalized();
       HybridOptions o;
       o.budget.seconds = seconds;
+      o.coefficients = coefficients;
       o.domain = SpaceDomain::named(domain);
       const auto start = std::chrono::steady_clock::now();
       const TuneResult r =

@@ -28,7 +28,8 @@
 # page, ncu_N.txt what measure printed.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 # vs_cublas reads VS_DOMAIN (full or compact; default full) and VS_SET (targets, wins or all;
-# default targets: issue 6's shapes) and VS_ONLY (comma-separated shape names; default all).
+# default targets: issue 6's shapes), VS_ONLY (comma-separated shape names; default all) and
+# VS_CALIBRATION (a JSON file of `gemmtune calibrate -o`; default none: uncalibrated).
 set -uo pipefail
 out="${OUT:-/tmp/gemmtune-device}"
 mkdir -p "$out"
@@ -118,7 +119,8 @@ while [[ $# -gt 0 ]]; do
     vs_cublas)
       echo "== vs_cublas $2, $3 s tuning per shape"
       build/vs_cublas --precision "$2" --seconds "$3" --domain "${VS_DOMAIN:-full}" \
-        --set "${VS_SET:-targets}" ${VS_ONLY:+--only "$VS_ONLY"} --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
+        --set "${VS_SET:-targets}" ${VS_ONLY:+--only "$VS_ONLY"} \
+        ${VS_CALIBRATION:+--calibration "$VS_CALIBRATION"} --db "$out/vs_cublas_$2.db" 2>"$out/vs_cublas_$2.err" |
         tee "$out/vs_cublas_$2.txt" || status=1
       build/gemmtune export --db "$out/vs_cublas_$2.db" --output "$out/attempts_$2.csv" || status=1
       rm -f "$out/vs_cublas_$2.db"*

@@ -33,7 +33,7 @@ Stage parse_stage(std::string_view name) {
 namespace detail {
 
 StageContext::StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o,
-                           bool vector_c)
+                           bool vector_c, double short_k_min_fmas_per_load)
     : problem(p), device(d), options(o), vector_c_enumerated(vector_c) {
   tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
   // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
@@ -42,10 +42,12 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
   const bool large = tiles_at_64 >= 8 * d.sm_count;
   min_threads = o.min_threads >= 0 ? o.min_threads : (small ? 32 : large ? 128 : 64);
   max_threads = o.max_threads >= 0 ? o.max_threads : (small ? 512 : 1024);
+  const bool short_k = p.k <= 128;  // see SpaceDomain::short_k_min_fmas_per_load
   min_fmas_per_load = o.min_fmas_per_load >= 0 ? o.min_fmas_per_load
-                                               : (small   ? 4.0
-                                                  : large ? 48.0
-                                                          : 24.0);
+                      : small                  ? 4.0
+                      : large && short_k       ? short_k_min_fmas_per_load
+                      : large                  ? 48.0
+                                               : 24.0;
 }
 
 bool layout_divides(const KernelConfig& c, const Problem& p) {

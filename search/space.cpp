@@ -227,6 +227,8 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   d.async_copy = {0};
   d.split_k = {0};
   d.vec_c = {0};
+  // The floor the recorded sweeps were taken under: a lower one would leave them incomplete.
+  d.short_k_min_fmas_per_load = 48;
   return d;
 }
 
@@ -343,7 +345,8 @@ namespace detail {
 
 Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
                   const ConstraintOptions& options, const OrderedVisit& visit) {
-  const StageContext ctx(problem, device, options, enumerates_vector_c(dom));
+  const StageContext ctx(problem, device, options, enumerates_vector_c(dom),
+                         dom.short_k_min_fmas_per_load);
   std::vector<Piece> pieces;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
@@ -397,7 +400,8 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
 Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
                           const SpaceDomain& domain, const ConstraintOptions& options,
                           const KernelConfig& config) {
-  const StageContext ctx(problem, device, options, enumerates_vector_c(domain));
+  const StageContext ctx(problem, device, options, enumerates_vector_c(domain),
+                         domain.short_k_min_fmas_per_load);
   const std::function<void(const KernelConfig&)> none;
   Walker w{ctx, domain, none, {}, {}, false, 0};
   for (int s = 0; s < kStageCount; ++s) {

@@ -340,3 +340,26 @@ TEST_CASE("constraints: the cp.async pipeline where it can run and in stored ord
     CHECK(k.stages <= 2);
   }
 }
+
+TEST_CASE("constraints: large problems with a short K loop keep lower-intensity tiles",
+          "[search]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  // The lowest FMAs per loaded element (BM x BN / (BM + BN)) of a domain's pruned space.
+  auto lowest_intensity = [&](const Problem& p, const SpaceDomain& dom) {
+    double lowest = 1e9;
+    enumerate_space(p, h100, dom, ConstraintOptions{}, [&](const KernelConfig& c) {
+      lowest = std::min(lowest, double(c.blk_m) * c.blk_n / (c.blk_m + c.blk_n));
+    });
+    return lowest;
+  };
+  SpaceDomain relaxed = SpaceDomain::named("compact");
+  CHECK(relaxed.short_k_min_fmas_per_load == 48);  // the recorded sweeps' floor
+  relaxed.short_k_min_fmas_per_load = SpaceDomain{}.short_k_min_fmas_per_load;
+  const Problem short_k = problem(Precision::S, Op::N, Op::N, 6144, 6080, 64);
+  const Problem long_k = problem(Precision::S, Op::N, Op::N, 6144, 6080, 4096);
+  const double relaxed_short = lowest_intensity(short_k, relaxed);
+  CHECK(relaxed_short >= 24);
+  CHECK(relaxed_short < 48);  // 64x64 (32) and 64x128 (42.7) tiles survive
+  CHECK(lowest_intensity(short_k, SpaceDomain::named("compact")) >= 48);
+  CHECK(lowest_intensity(long_k, relaxed) >= 48);  // a long K loop keeps the floor of 48
+}
