@@ -58,13 +58,7 @@ int main(int argc, char** argv) {
   try {
     const DeviceSpec device = find_builtin_device(gpu);
     ModelCoefficients coefficients;
-    if (!calibration.empty()) {
-      std::ifstream file(calibration);
-      if (!file) throw InputError("cannot read '" + calibration + "'");
-      std::stringstream json;
-      json << file.rdbuf();
-      coefficients = coefficients_from_json(json.str());
-    }
+    if (!calibration.empty()) coefficients = coefficients_from_file(calibration);
     std::ifstream in(argv[1]);
     if (!in) throw InputError(std::string("cannot read '") + argv[1] + "'");
     std::stringstream text;

@@ -11,8 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "profiler/profiler.hpp"
@@ -68,20 +66,11 @@ int main(int argc, char** argv) {
       calibration = argv[i + 1];
   }
   ModelCoefficients coefficients;
-  if (!calibration.empty()) {
-    std::ifstream in(calibration);
-    if (!in) {
-      std::fprintf(stderr, "vs_cublas: cannot read the calibration '%s'\n", calibration.c_str());
-      return 2;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    try {
-      coefficients = coefficients_from_json(text.str());
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "vs_cublas: calibration '%s': %s\n", calibration.c_str(), e.what());
-      return 2;
-    }
+  try {
+    if (!calibration.empty()) coefficients = coefficients_from_file(calibration);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "vs_cublas: %s\n", e.what());
+    return 2;
   }
   if (set != "targets" && set != "wins" && set != "all") {
     std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all\n", set.c_str());

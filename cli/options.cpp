@@ -1,8 +1,6 @@
 #include "cli/options.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "profiler/profiler.hpp"
 #include "store/store.hpp"
@@ -83,13 +81,7 @@ std::string correction_note(const CalibrationResult& r, const CalibrationOptions
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source) {
   if (source == "none") return {};
-  if (source != "auto") {
-    std::ifstream in(source);
-    if (!in) throw InputError("cannot read the calibration file '" + source + "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    return coefficients_from_json(text.str());
-  }
+  if (source != "auto") return coefficients_from_file(source);
   if (!std::filesystem::exists(db_path)) return {};
   try {
     const auto json = Database(db_path).calibration(device_name);

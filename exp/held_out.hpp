@@ -49,12 +49,7 @@ inline ModelCoefficients fold_coefficients(const DeviceSpec& d,
                                            const std::string& fold) {
   const char* dir = std::getenv("GEMMTUNE_FOLDS");  // another model's folds beside these
   const std::string folds = dir ? dir : "/tmp/folds", cache = folds + "/" + fold + ".json";
-  if (std::filesystem::exists(cache)) {
-    std::ifstream f(cache);
-    std::stringstream t;
-    t << f.rdbuf();
-    return coefficients_from_json(t.str());
-  }
+  if (std::filesystem::exists(cache)) return coefficients_from_file(cache);
   const auto train = all_but(samples, fold);
   ModelCoefficients k = calibrate(d, train, {}, fold_fit_options()).coefficients;
   k.correction = fit_log_time_correction(d, train, k);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "model/model.hpp"
 
@@ -148,6 +150,14 @@ ModelCoefficients coefficients_from_json(const std::string& text) {
     k.*it->member = v;
   }
   return k;
+}
+
+ModelCoefficients coefficients_from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read the calibration file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return coefficients_from_json(text.str());
 }
 
 }  // namespace gemmtune

@@ -119,6 +119,9 @@ std::array<double, kCoefficientCount> coefficient_upper_bounds();
 std::string coefficients_to_json(const ModelCoefficients& k);
 // Throws InputError naming a missing, unknown or out-of-bounds coefficient.
 ModelCoefficients coefficients_from_json(const std::string& text);
+// The same, read from a file (`gemmtune calibrate -o`); throws InputError naming an unreadable
+// path.
+ModelCoefficients coefficients_from_file(const std::string& path);
 
 // 32-byte sectors one warp's store of 32 elements of C touches, from the thread layout (DIM_X
 // threads along M, VEC_S consecutive rows each, stored one at a time or with VC1 at once): 4

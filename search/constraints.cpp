@@ -33,8 +33,12 @@ Stage parse_stage(std::string_view name) {
 namespace detail {
 
 StageContext::StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o,
-                           bool vector_c, double short_k_min_fmas_per_load)
-    : problem(p), device(d), options(o), vector_c_enumerated(vector_c) {
+                           const SpaceDomain& domain)
+    : problem(p),
+      device(d),
+      options(o),
+      vector_c_enumerated(std::find(domain.vec_c.begin(), domain.vec_c.end(), 1) !=
+                          domain.vec_c.end()) {
   tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
   // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
   // (many threads, high compute intensity) are for problems that fill the GPU many times.
@@ -45,7 +49,7 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
   const bool short_k = p.k <= 128;  // see SpaceDomain::short_k_min_fmas_per_load
   min_fmas_per_load = o.min_fmas_per_load >= 0 ? o.min_fmas_per_load
                       : small                  ? 4.0
-                      : large && short_k       ? short_k_min_fmas_per_load
+                      : large && short_k       ? domain.short_k_min_fmas_per_load
                       : large                  ? 48.0
                                                : 24.0;
 }

@@ -16,7 +16,7 @@ struct StageContext {
   // Whether the domain enumerates VC1: then VC0 is not a relevant variant where VC1 applies.
   bool vector_c_enumerated = false;
   StageContext(const Problem& p, const DeviceSpec& d, const ConstraintOptions& o,
-               bool vector_c_enumerated, double short_k_min_fmas_per_load);
+               const SpaceDomain& domain);
 };
 
 bool layout_divides(const KernelConfig& c, const Problem& p);

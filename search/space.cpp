@@ -201,10 +201,6 @@ struct Walker {
   }
 };
 
-bool enumerates_vector_c(const SpaceDomain& dom) {
-  return std::find(dom.vec_c.begin(), dom.vec_c.end(), 1) != dom.vec_c.end();
-}
-
 }  // namespace
 
 SpaceDomain SpaceDomain::named(const std::string& name) {
@@ -345,8 +341,7 @@ namespace detail {
 
 Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
                   const ConstraintOptions& options, const OrderedVisit& visit) {
-  const StageContext ctx(problem, device, options, enumerates_vector_c(dom),
-                         dom.short_k_min_fmas_per_load);
+  const StageContext ctx(problem, device, options, dom);
   std::vector<Piece> pieces;
   for (int bm : dom.blk_m)
     for (int bn : dom.blk_n)
@@ -400,8 +395,7 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
 Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
                           const SpaceDomain& domain, const ConstraintOptions& options,
                           const KernelConfig& config) {
-  const StageContext ctx(problem, device, options, enumerates_vector_c(domain),
-                         domain.short_k_min_fmas_per_load);
+  const StageContext ctx(problem, device, options, domain);
   const std::function<void(const KernelConfig&)> none;
   Walker w{ctx, domain, none, {}, {}, false, 0};
   for (int s = 0; s < kStageCount; ++s) {

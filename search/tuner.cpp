@@ -168,8 +168,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
                                      const KernelConfig& c, const SpaceDomain& dom) {
   std::vector<KernelConfig> out;
   std::set<std::string> seen{c.id()};
-  const detail::StageContext split_rules(problem, device, ConstraintOptions{}, false,
-                                         dom.short_k_min_fmas_per_load);
+  const detail::StageContext split_rules(problem, device, ConstraintOptions{}, dom);
   auto add = [&](KernelConfig n) {
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
