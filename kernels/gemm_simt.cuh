@@ -17,6 +17,8 @@
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
 // mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
 // owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
+// With ASYNC_COPY, UNROLL 0 selects the main loop that reads the next fragments across the
+// K step's barrier; UNROLL > 0 the plain loop, unrolled that far.
 
 #if GT_PREC == 0
 typedef float real_t;
@@ -590,80 +592,100 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   };
 #endif
 
+#if GT_MMA
+  // The fragments of one mma step: per lane, the MMA_Q values of k of each A row tile and each
+  // B column tile of the warp.
+  struct Fragments {
+    elem_t a[THR_M][MMA_Q];
+    elem_t b[THR_N / 2][MMA_Q];
+  };
+  // Reads the fragments of the mma step at kk from the shared tiles sa, sb.
+  auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
+    // Lane l's q-th fragment value of A and of B takes k = kk + (l%4)*MMA_Q + q (see MMA_Q).
+    const int k_lane = kk + (lane % 4) * MMA_Q;
+    elem_t(&a)[THR_M][MMA_Q] = f.a;
+    elem_t(&b)[THR_N / 2][MMA_Q] = f.b;
+#pragma unroll
+    for (int i = 0; i < THR_M; ++i) {
+#if MMA_VEC_A
+#pragma unroll
+      for (int q = 0; q < MMA_Q; q += 2) {
+        const double2 w = *reinterpret_cast<const double2*>(
+            &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
+        a[i][q] = w.x;
+        a[i][q + 1] = w.y;
+      }
+#else
+#pragma unroll
+      for (int q = 0; q < MMA_Q; ++q)
+        a[i][q] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q);
+#endif
+    }
+#pragma unroll
+    for (int j = 0; j < THR_N / 2; ++j) {
+#if MMA_VEC_B
+#pragma unroll
+      for (int q = 0; q < MMA_Q; q += 2) {
+        const double2 w = *reinterpret_cast<const double2*>(
+            &SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
+        b[j][q] = w.x;
+        b[j][q + 1] = w.y;
+      }
+#else
+#pragma unroll
+      for (int q = 0; q < MMA_Q; ++q)
+        b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
+#endif
+    }
+  };
+  auto mma_fragments = [&](const Fragments& f) {
+#if GT_COMPLEX
+    const elem_t(&a)[THR_M][MMA_Q] = f.a;
+    const elem_t(&b)[THR_N / 2][MMA_Q] = f.b;
+    // A complex product on real tensor cores, four mma per tile:
+    // re += ar br - ai bi, im += ar bi + ai br.
+    double ar[THR_M][MMA_Q], ai[THR_M][MMA_Q], nai[THR_M][MMA_Q];
+    double br[THR_N / 2][MMA_Q], bi[THR_N / 2][MMA_Q];
+#pragma unroll
+    for (int q = 0; q < MMA_Q; ++q) {
+#pragma unroll
+      for (int i = 0; i < THR_M; ++i) {
+        ar[i][q] = a[i][q].x;
+        ai[i][q] = a[i][q].y;
+        nai[i][q] = -a[i][q].y;
+      }
+#pragma unroll
+      for (int j = 0; j < THR_N / 2; ++j) {
+        br[j][q] = b[j][q].x;
+        bi[j][q] = b[j][q].y;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
+#pragma unroll
+      for (int j = 0; j < THR_N / 2; ++j) {
+        GT_MMA_TILE(.x, ar, br);
+        GT_MMA_TILE(.x, nai, bi);
+        GT_MMA_TILE(.y, ar, bi);
+        GT_MMA_TILE(.y, ai, br);
+      }
+#else
+#pragma unroll
+    for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
+#pragma unroll
+      for (int j = 0; j < THR_N / 2; ++j) GT_MMA_TILE(, f.a, f.b);
+#endif
+  };
+#endif
+
   // One K step on the shared tiles sa, sb.
   auto compute = [&](const elem_t* sa, const elem_t* sb) {
 #if GT_MMA
     GT_UNROLL_K
     for (int kk = 0; kk < BLK_K; kk += MMA_K) {
-      // Lane l's q-th fragment value of A and of B takes k = kk + (l%4)*MMA_Q + q (see MMA_Q).
-      elem_t a[THR_M][MMA_Q], b[THR_N / 2][MMA_Q];
-      const int k_lane = kk + (lane % 4) * MMA_Q;
-#pragma unroll
-      for (int i = 0; i < THR_M; ++i) {
-#if MMA_VEC_A
-#pragma unroll
-        for (int q = 0; q < MMA_Q; q += 2) {
-          const double2 w = *reinterpret_cast<const double2*>(
-              &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
-          a[i][q] = w.x;
-          a[i][q + 1] = w.y;
-        }
-#else
-#pragma unroll
-        for (int q = 0; q < MMA_Q; ++q)
-          a[i][q] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q);
-#endif
-      }
-#pragma unroll
-      for (int j = 0; j < THR_N / 2; ++j) {
-#if MMA_VEC_B
-#pragma unroll
-        for (int q = 0; q < MMA_Q; q += 2) {
-          const double2 w = *reinterpret_cast<const double2*>(
-              &SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
-          b[j][q] = w.x;
-          b[j][q + 1] = w.y;
-        }
-#else
-#pragma unroll
-        for (int q = 0; q < MMA_Q; ++q)
-          b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
-#endif
-      }
-#if GT_COMPLEX
-      // A complex product on real tensor cores, four mma per tile:
-      // re += ar br - ai bi, im += ar bi + ai br.
-      double ar[THR_M][MMA_Q], ai[THR_M][MMA_Q], nai[THR_M][MMA_Q];
-      double br[THR_N / 2][MMA_Q], bi[THR_N / 2][MMA_Q];
-#pragma unroll
-      for (int q = 0; q < MMA_Q; ++q) {
-#pragma unroll
-        for (int i = 0; i < THR_M; ++i) {
-          ar[i][q] = a[i][q].x;
-          ai[i][q] = a[i][q].y;
-          nai[i][q] = -a[i][q].y;
-        }
-#pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j) {
-          br[j][q] = b[j][q].x;
-          bi[j][q] = b[j][q].y;
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
-#pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j) {
-          GT_MMA_TILE(.x, ar, br);
-          GT_MMA_TILE(.x, nai, bi);
-          GT_MMA_TILE(.y, ar, bi);
-          GT_MMA_TILE(.y, ai, br);
-        }
-#else
-#pragma unroll
-      for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
-#pragma unroll
-        for (int j = 0; j < THR_N / 2; ++j) GT_MMA_TILE(, a, b);
-#endif
+      Fragments f;
+      load_fragments(sa, sb, kk, f);
+      mma_fragments(f);
     }
 #else
     GT_UNROLL_K
@@ -706,6 +728,51 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     if (s < k_tiles) copy_tiles(s, s * BLK_K);
     gt_cp_async_commit();
   }
+#if GT_MMA && UNROLL == 0
+  // Fully unrolled mma kernels keep the tensor pipe fed across K steps (as CUTLASS's multistage
+  // main loop does): the barrier sits after the second last mma step, the last step's fragments
+  // are read before it and the next tile's first fragments after it, while the last step's mma
+  // run; the copies of a new tile are issued after the first step's mma. The plain order below
+  // (barrier, copies, then the tile's first fragment reads) idles the tensor pipe at every K
+  // step of a block that has the SM to itself; with UNROLL > 0 it stays, as the variant that
+  // wins where co-resident blocks cover the barrier (bench/NOTES.md, session 14).
+  constexpr int last_step = BLK_K / MMA_K - 1;
+  constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
+  gt_cp_async_wait<STAGES - 2>();
+  __syncthreads();
+  Fragments first;  // step 0 of the tile to come
+  load_fragments(smem, smem + SA_SIZE, 0, first);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);
+    // Past the last tile this is a slot no copy writes any more; what is read from it goes unused.
+    const elem_t* sa_next = smem + ((kt + 1) % STAGES) * (SA_SIZE + SB_SIZE);
+    Fragments last;  // read before the barrier: after it, the copies of step kt + 1 refill sa
+#pragma unroll
+    for (int step = 0; step <= last_step; ++step) {
+      Fragments f;
+      if (step == 0)
+        f = first;
+      else if (step == last_step)
+        f = last;
+      else
+        load_fragments(sa, sa + SA_SIZE, step * MMA_K, f);
+      if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * MMA_K, last);
+      if (step == last_step && last_step > 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
+      mma_fragments(f);
+      if (step == 0) {
+        // Into tile kt - 1's slot: every warp read it before the barrier of step kt - 1.
+        const int next = kt + STAGES - 1;
+        if (next < k_tiles) copy_tiles(next % STAGES, next * BLK_K);
+        gt_cp_async_commit();
+      }
+      if (step == barrier_step) {
+        gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt + 1 have landed
+        __syncthreads();                 // everyone's have, and everyone has read tile kt
+        if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
+      }
+    }
+  }
+#else
   for (int kt = 0; kt < k_tiles; ++kt) {
     gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed
     __syncthreads();                 // everyone's have, and everyone is done with tile kt - 1
@@ -715,6 +782,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const int cur = kt % STAGES;
     compute(smem + cur * (SA_SIZE + SB_SIZE), smem + cur * (SA_SIZE + SB_SIZE) + SA_SIZE);
   }
+#endif
 #else
   load_a(0);
   load_b(0);

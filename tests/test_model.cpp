@@ -277,6 +277,34 @@ TEST_CASE("model: the cp.async pipeline hides latency with depth and frees regis
   }
 }
 
+TEST_CASE("model: a fully unrolled cp.async mma kernel runs its last mma step across the barrier",
+          "[model]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem p = sq(Precision::D, 4096, 4096, 4096);
+  // Session 14's one-block-per-SM D tile: 0.795 of cuBLAS with the plain loop (UR8, full unroll
+  // of its 8 mma steps), 0.914 reading fragments across the barrier (UR0).
+  const KernelConfig crossing = KernelConfig::parse(
+      "BM128_BN128_BK32_DX32_DY16_DXA16_DYA32_DXB8_DYB64_VA2_VB2_LA1_LB0_PD4_PF0_ST3_UR0_RS8_VS1_"
+      "ED0_MM2_AC1");
+  KernelConfig plain = crossing;
+  plain.unroll = 8;
+  REQUIRE(crossing.fragments_cross_barrier());
+  REQUIRE_FALSE(plain.fragments_cross_barrier());
+  REQUIRE_FALSE(check_hard(p, h100, crossing));
+  const Prediction with_wait = predict(p, h100, plain, {}, 128);
+  const Prediction without = predict(p, h100, crossing, {}, 128);
+  REQUIRE(with_wait.occ.blocks_per_sm == 1);
+  // One barrier wait per K step (128 of them) in each of the busiest SM's 8 rounds, at least.
+  const double waits_s = 8.0 * 128 * ModelCoefficients{}.sync_cycles / (h100.sm_clock_mhz * 1e6);
+  CHECK(with_wait.time_s - without.time_s >= 0.999 * waits_s);
+  // The SIMT kernel and the register-staged one keep their barrier whatever the unroll.
+  KernelConfig simt = crossing, staged = crossing;
+  simt.mma = 0;
+  staged.async_copy = 0;
+  CHECK_FALSE(simt.fragments_cross_barrier());
+  CHECK_FALSE(staged.fragments_cross_barrier());
+}
+
 TEST_CASE("model: register prefetch hides the loads after the first K step, never the first",
           "[model]") {
   const DeviceSpec h100 = find_builtin_device("H100-SXM");
