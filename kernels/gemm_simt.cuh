@@ -732,7 +732,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   // Fully unrolled mma kernels keep the tensor pipe fed across K steps (as CUTLASS's multistage
   // main loop does): the barrier sits after the second last mma step, the last step's fragments
   // are read before it and the next tile's first fragments after it, while the last step's mma
-  // run; the copies of a new tile are issued after the first step's mma. The plain order below
+  // run; the copies of a new tile are issued before the first step's mma. The plain order below
   // (barrier, copies, then the tile's first fragment reads) idles the tensor pipe at every K
   // step of a block that has the SM to itself; with UNROLL > 0 it stays, as the variant that
   // wins where co-resident blocks cover the barrier (bench/NOTES.md, session 14).
@@ -758,13 +758,13 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         load_fragments(sa, sa + SA_SIZE, step * MMA_K, f);
       if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * MMA_K, last);
       if (step == last_step && last_step > 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
-      mma_fragments(f);
       if (step == 0) {
         // Into tile kt - 1's slot: every warp read it before the barrier of step kt - 1.
         const int next = kt + STAGES - 1;
         if (next < k_tiles) copy_tiles(next % STAGES, next * BLK_K);
         gt_cp_async_commit();
       }
+      mma_fragments(f);
       if (step == barrier_step) {
         gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt + 1 have landed
         __syncthreads();                 // everyone's have, and everyone has read tile kt
