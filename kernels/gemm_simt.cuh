@@ -610,15 +610,14 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #if MMA_VEC_A
 #pragma unroll
       for (int q = 0; q < MMA_Q; q += 2) {
-        const double2 w = *reinterpret_cast<const double2*>(
-            &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
+        const double2 w =
+            *reinterpret_cast<const double2*>(&SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
         a[i][q] = w.x;
         a[i][q + 1] = w.y;
       }
 #else
 #pragma unroll
-      for (int q = 0; q < MMA_Q; ++q)
-        a[i][q] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q);
+      for (int q = 0; q < MMA_Q; ++q) a[i][q] = SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q);
 #endif
     }
 #pragma unroll
@@ -626,15 +625,14 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #if MMA_VEC_B
 #pragma unroll
       for (int q = 0; q < MMA_Q; q += 2) {
-        const double2 w = *reinterpret_cast<const double2*>(
-            &SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
+        const double2 w =
+            *reinterpret_cast<const double2*>(&SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
         b[j][q] = w.x;
         b[j][q + 1] = w.y;
       }
 #else
 #pragma unroll
-      for (int q = 0; q < MMA_Q; ++q)
-        b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
+      for (int q = 0; q < MMA_Q; ++q) b[j][q] = SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4);
 #endif
     }
   };
