@@ -17,8 +17,9 @@
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
 // mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
 // owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
-// With ASYNC_COPY, UNROLL 0 selects the main loop that reads the next fragments across the
-// K step's barrier; UNROLL > 0 the plain loop, unrolled that far.
+// CROSS_BARRIER 1 (KernelConfig::fragments_cross_barrier: GT_MMA with ASYNC_COPY and UNROLL 0)
+// selects the main loop that reads the next fragments across the K step's barrier; else the
+// plain loop, unrolled UNROLL far.
 
 #if GT_PREC == 0
 typedef float real_t;
@@ -43,6 +44,12 @@ typedef double2 elem_t;
 #endif
 #ifndef GT_MMA
 #define GT_MMA 0
+#endif
+#ifndef CROSS_BARRIER
+#define CROSS_BARRIER 0
+#endif
+#if CROSS_BARRIER && !(GT_MMA && ASYNC_COPY)
+#error "CROSS_BARRIER needs GT_MMA and ASYNC_COPY"
 #endif
 #ifndef VEC_C
 #define VEC_C 0
@@ -726,7 +733,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     if (s < k_tiles) copy_tiles(s, s * BLK_K);
     gt_cp_async_commit();
   }
-#if GT_MMA && UNROLL == 0
+#if CROSS_BARRIER
   // Fully unrolled mma kernels keep the tensor pipe fed across K steps (as CUTLASS's multistage
   // main loop does): the barrier sits after the second last mma step, the last step's fragments
   // are read before it and the next tile's first fragments after it, while the last step's mma
