@@ -95,20 +95,25 @@ typedef double2 elem_t;
 #define B_COL_STEPS (SB_COLS / DIM_YB)
 
 // Shared tiles, one stage each; the compute loop reads A as (m, k) and B as (k, n).
+// The indices are linear in both coordinates, so an index splits into a per-thread part and a
+// compile-time part (what the cp.async copies use to keep their address arithmetic out of the
+// loop).
 #if LA_KMAJOR
 #define SA_SIZE (BLK_K * (BLK_M + PAD))
-#define SA_AT(s, m, k) s[(k) * (BLK_M + PAD) + (m)]
+#define SA_INDEX(m, k) ((k) * (BLK_M + PAD) + (m))
 #else
 #define SA_SIZE (BLK_M * (BLK_K + PAD))
-#define SA_AT(s, m, k) s[(m) * (BLK_K + PAD) + (k)]
+#define SA_INDEX(m, k) ((m) * (BLK_K + PAD) + (k))
 #endif
 #if LB_KMAJOR
 #define SB_SIZE (BLK_K * (BLK_N + PAD))
-#define SB_AT(s, k, n) s[(k) * (BLK_N + PAD) + (n)]
+#define SB_INDEX(k, n) ((k) * (BLK_N + PAD) + (n))
 #else
 #define SB_SIZE (BLK_N * (BLK_K + PAD))
-#define SB_AT(s, k, n) s[(n) * (BLK_K + PAD) + (k)]
+#define SB_INDEX(k, n) ((n) * (BLK_K + PAD) + (k))
 #endif
+#define SA_AT(s, m, k) s[SA_INDEX(m, k)]
+#define SB_AT(s, k, n) s[SB_INDEX(k, n)]
 
 #if GT_MMA
 // k of one mma: 4 (m8n8k4, m16n8k4), 8 (m16n8k8) or 16 (m16n8k16).
@@ -276,23 +281,23 @@ __device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
   asm("{ .reg .u64 q; cvta.to.shared.u64 q, %1; cvt.u32.u64 %0, q; }" : "=r"(addr) : "l"(p));
   return addr;
 }
-// cp.async (sm_80+): BYTES from global src to shared dst without a register round trip; bytes
-// past `valid` are zero-filled, which is how the edges of A and B read as zeros.
+// cp.async (sm_80+): BYTES from global src to the shared byte address dst without a register
+// round trip; bytes past `valid` are zero-filled, which is how the edges of A and B read as zeros.
+// Shared addresses stay 32-bit offsets: converting a generic pointer per copy cost ~150
+// instructions per K step of a 256x128x16 SGEMM tile (its SASS, bench/NOTES.md, session 15).
 template <int BYTES>
-__device__ __forceinline__ void gt_cp_async(elem_t* dst, const elem_t* src, int valid) {
-  const unsigned addr = gt_shared_address(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(addr), "l"(src), "n"(BYTES),
+__device__ __forceinline__ void gt_cp_async(unsigned dst, const elem_t* src, int valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src), "n"(BYTES),
                "r"(valid)
                : "memory");
 }
 // cp.async of V whole elements; 16-byte copies bypass L1 (.cg), as the tile is read from shared.
 template <int V>
-__device__ __forceinline__ void gt_cp_async_whole(elem_t* dst, const elem_t* src) {
-  const unsigned addr = gt_shared_address(dst);
+__device__ __forceinline__ void gt_cp_async_whole(unsigned dst, const elem_t* src) {
   if (V * sizeof(elem_t) == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(src) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(addr), "l"(src),
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src),
                  "n"(V * int(sizeof(elem_t)))
                  : "memory");
 }
@@ -305,7 +310,7 @@ __device__ __forceinline__ void gt_cp_async_wait() {
 }
 // Copies stored rows [row, row+V) of column col; what lies outside rows x cols reads as zero.
 template <int V>
-__device__ __forceinline__ void gt_copy(elem_t* dst, const elem_t* __restrict__ base, long long ld,
+__device__ __forceinline__ void gt_copy(unsigned dst, const elem_t* __restrict__ base, long long ld,
                                         int row, int col, int rows, int cols) {
   const int valid = col < cols ? min(max(rows - row, 0), V) : 0;
   const elem_t* src = valid > 0 ? base + row + (long long)col * ld : base;
@@ -528,47 +533,64 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   };
 
 #if ASYNC_COPY
-  // Global -> shared stage s for the K step at k0. The shared tiles keep the stored order, so
-  // each copy is VEC contiguous elements (the constraints ask for LA, LB that allow it).
+  // Global -> shared stage s for the K step at k0. A vector copy lands VEC contiguous elements in
+  // stored order; a one-element copy may transpose (the constraints allow only those layouts).
+  // Addresses: stage s's shared base, plus this thread's first copy (computed once), plus a
+  // compile-time offset per copy; the source steps from this thread's first element at k = 0.
+  constexpr unsigned elem_bytes = sizeof(elem_t);
+  constexpr unsigned stage_bytes = (SA_SIZE + SB_SIZE) * elem_bytes;
+  const unsigned smem_base = gt_shared_address(smem);
+#if GT_OP_A == 0
+  const unsigned a_dst0 = SA_INDEX(txa * VEC_A, tya) * elem_bytes;
+  const elem_t* const a_src0 = A + (m0 + txa * VEC_A) + (long long)tya * lda;
+#else
+  const unsigned a_dst0 = SA_INDEX(tya, txa * VEC_A) * elem_bytes;
+  const elem_t* const a_src0 = A + txa * VEC_A + (long long)(m0 + tya) * lda;
+#endif
+#if GT_OP_B == 0
+  const unsigned b_dst0 = SB_INDEX(txb * VEC_B, tyb) * elem_bytes;
+  const elem_t* const b_src0 = B + txb * VEC_B + (long long)(n0 + tyb) * ldb;
+#else
+  const unsigned b_dst0 = SB_INDEX(tyb, txb * VEC_B) * elem_bytes;
+  const elem_t* const b_src0 = B + (n0 + txb * VEC_B) + (long long)tyb * ldb;
+#endif
   auto copy_tiles = [&](int s, int k0) {
-    elem_t* sa = smem + s * (SA_SIZE + SB_SIZE);
-    elem_t* sb = sa + SA_SIZE;
+    const unsigned sa = smem_base + s * stage_bytes;
+    const unsigned sb = sa + SA_SIZE * elem_bytes;
     if (inside_mn && k0 + BLK_K <= K) {
       // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
       // path below costs ~10 integer instructions per copy (H200 profile, bench/NOTES.md).
 #if GT_OP_A == 0
-      const elem_t* pa = A + (m0 + txa * VEC_A) + (long long)(k0 + tya) * lda;
+      const elem_t* pa = a_src0 + (long long)k0 * lda;
 #else
-      const elem_t* pa = A + (k0 + txa * VEC_A) + (long long)(m0 + tya) * lda;
+      const elem_t* pa = a_src0 + k0;
 #endif
 #pragma unroll
       for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)
 #pragma unroll
         for (int r = 0; r < A_ROW_STEPS; ++r) {
-          const int row = txa * VEC_A + r * DIM_XA * VEC_A;
-          const int col = tya + c * DIM_YA;
 #if GT_OP_A == 0
-          gt_cp_async_whole<VEC_A>(&SA_AT(sa, row, col), pa + r * DIM_XA * VEC_A);
+          const unsigned dst = sa + a_dst0 + SA_INDEX(r * DIM_XA * VEC_A, c * DIM_YA) * elem_bytes;
 #else
-          gt_cp_async_whole<VEC_A>(&SA_AT(sa, col, row), pa + r * DIM_XA * VEC_A);
+          const unsigned dst = sa + a_dst0 + SA_INDEX(c * DIM_YA, r * DIM_XA * VEC_A) * elem_bytes;
 #endif
+          gt_cp_async_whole<VEC_A>(dst, pa + r * DIM_XA * VEC_A);
         }
 #if GT_OP_B == 0
-      const elem_t* pb = B + (k0 + txb * VEC_B) + (long long)(n0 + tyb) * ldb;
+      const elem_t* pb = b_src0 + k0;
 #else
-      const elem_t* pb = B + (n0 + txb * VEC_B) + (long long)(k0 + tyb) * ldb;
+      const elem_t* pb = b_src0 + (long long)k0 * ldb;
 #endif
 #pragma unroll
       for (int c = 0; c < B_COL_STEPS; ++c, pb += DIM_YB * ldb)
 #pragma unroll
         for (int r = 0; r < B_ROW_STEPS; ++r) {
-          const int row = txb * VEC_B + r * DIM_XB * VEC_B;
-          const int col = tyb + c * DIM_YB;
 #if GT_OP_B == 0
-          gt_cp_async_whole<VEC_B>(&SB_AT(sb, row, col), pb + r * DIM_XB * VEC_B);
+          const unsigned dst = sb + b_dst0 + SB_INDEX(r * DIM_XB * VEC_B, c * DIM_YB) * elem_bytes;
 #else
-          gt_cp_async_whole<VEC_B>(&SB_AT(sb, col, row), pb + r * DIM_XB * VEC_B);
+          const unsigned dst = sb + b_dst0 + SB_INDEX(c * DIM_YB, r * DIM_XB * VEC_B) * elem_bytes;
 #endif
+          gt_cp_async_whole<VEC_B>(dst, pb + r * DIM_XB * VEC_B);
         }
       return;
     }
@@ -579,9 +601,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         const int row = txa * VEC_A + r * DIM_XA * VEC_A;
         const int col = tya + c * DIM_YA;
 #if GT_OP_A == 0
-        gt_copy<VEC_A>(&SA_AT(sa, row, col), A, lda, m0 + row, k0 + col, M, K);
+        gt_copy<VEC_A>(sa + SA_INDEX(row, col) * elem_bytes, A, lda, m0 + row, k0 + col, M, K);
 #else
-        gt_copy<VEC_A>(&SA_AT(sa, col, row), A, lda, k0 + row, m0 + col, K, M);
+        gt_copy<VEC_A>(sa + SA_INDEX(col, row) * elem_bytes, A, lda, k0 + row, m0 + col, K, M);
 #endif
       }
 #pragma unroll
@@ -591,9 +613,9 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         const int row = txb * VEC_B + r * DIM_XB * VEC_B;
         const int col = tyb + c * DIM_YB;
 #if GT_OP_B == 0
-        gt_copy<VEC_B>(&SB_AT(sb, row, col), B, ldb, k0 + row, n0 + col, K, N);
+        gt_copy<VEC_B>(sb + SB_INDEX(row, col) * elem_bytes, B, ldb, k0 + row, n0 + col, K, N);
 #else
-        gt_copy<VEC_B>(&SB_AT(sb, col, row), B, ldb, n0 + row, k0 + col, N, K);
+        gt_copy<VEC_B>(sb + SB_INDEX(col, row) * elem_bytes, B, ldb, n0 + row, k0 + col, N, K);
 #endif
       }
   };

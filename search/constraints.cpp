@@ -90,12 +90,18 @@ bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceS
          size_ok(c.vec_b);
 }
 
+bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a) {
+  // A copy writes its VEC elements contiguously, so a vector copy keeps the stored order
+  // (K-major A for op N, K-major B for op T); a one-element copy lands anywhere, so it can
+  // transpose (what an SGEMM NN pipeline needs for vector shared reads of B).
+  return of_a ? c.smem_a_kmajor == (p.op_a == Op::N ? 1 : 0) || c.vec_a == 1
+              : c.smem_b_kmajor == (p.op_b == Op::N ? 0 : 1) || c.vec_b == 1;
+}
+
 bool async_layout_ok(const KernelConfig& c, const Problem& p) {
   if (!c.async_copy) return c.stages <= 2;
-  // Copies land in stored order: K-major A only for op N, K-major B only for op T.
-  return c.stages >= 2 && c.smem_a_kmajor == (p.op_a == Op::N ? 1 : 0) &&
-         c.smem_b_kmajor == (p.op_b == Op::N ? 0 : 1) && c.pad % c.vec_a == 0 &&
-         c.pad % c.vec_b == 0;
+  return c.stages >= 2 && async_copy_lands(c, p, true) && async_copy_lands(c, p, false) &&
+         c.pad % c.vec_a == 0 && c.pad % c.vec_b == 0;
 }
 
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
@@ -272,11 +278,11 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
   if (!async_layout_ok(c, p))
     return fail(Stage::SharedVector,
                 c.async_copy
-                    ? "AC1 (cp.async) copies in stored order: it needs LA" +
-                          std::to_string(p.op_a == Op::N ? 1 : 0) + " and LB" +
-                          std::to_string(p.op_b == Op::N ? 0 : 1) + " for op " + to_char(p.op_a) +
-                          to_char(p.op_b) + ", padding divisible by VA and VB, and ST 2..4 (got " +
-                          c.id() + ")"
+                    ? "AC1 (cp.async) vector copies land in stored order: it needs LA" +
+                          std::to_string(p.op_a == Op::N ? 1 : 0) + " or VA1, LB" +
+                          std::to_string(p.op_b == Op::N ? 0 : 1) + " or VB1 for op " +
+                          to_char(p.op_a) + to_char(p.op_b) +
+                          ", padding divisible by VA and VB, and ST 2..4 (got " + c.id() + ")"
                     : "ST" + std::to_string(c.stages) +
                           ": more than 2 stages needs the cp.async pipeline (AC1)");
   const double regs = raw_register_estimate(c, p.precision);

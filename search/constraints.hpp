@@ -25,6 +25,8 @@ bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
 bool mma_tile_ok(const KernelConfig& c, const Problem& p);
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
+// Whether cp.async can write A's (of_a) or B's shared layout: vector copies only in stored order.
+bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a);
 // Stage counts and shared layouts the fill path (registers or cp.async) can produce.
 bool async_layout_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);

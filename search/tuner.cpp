@@ -173,11 +173,12 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
     if (n.dim_xb > 0 && n.threads() % n.dim_xb == 0) n.dim_yb = n.threads() / n.dim_xb;
-    // The cp.async pipeline fixes what it does not use: layouts in stored order, no register
-    // prefetch, zero-filled edges, two stages at least; register staging has at most two.
+    // The cp.async pipeline fixes what it does not use: layouts its copies can write (stored
+    // order for vector copies), no register prefetch, zero-filled edges, two stages at least;
+    // register staging has at most two.
     if (n.async_copy) {
-      n.smem_a_kmajor = problem.op_a == Op::N ? 1 : 0;
-      n.smem_b_kmajor = problem.op_b == Op::N ? 0 : 1;
+      if (!detail::async_copy_lands(n, problem, true)) n.smem_a_kmajor = problem.op_a == Op::N;
+      if (!detail::async_copy_lands(n, problem, false)) n.smem_b_kmajor = problem.op_b != Op::N;
       n.prefetch = 0;
       n.edge = EdgeMode::Predicate;
       n.stages = std::max(2, n.stages);

@@ -307,7 +307,8 @@ TEST_CASE("constraints: split-K only with few tiles and enough K per split", "[s
   CHECK_THAT(check_hard(batched, h100, c)->message, Catch::Contains("grid limit of 65535"));
 }
 
-TEST_CASE("constraints: the cp.async pipeline where it can run and in stored order", "[search]") {
+TEST_CASE("constraints: the cp.async pipeline where it can run, vector copies in stored order",
+          "[search]") {
   const DeviceSpec h100 = find_builtin_device("H100-SXM");
   const Problem s_nn = problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024);
   // Op N: A K-major (LA1), B N-major (LB0): copies land as they lie in memory.
@@ -323,6 +324,14 @@ TEST_CASE("constraints: the cp.async pipeline where it can run and in stored ord
   KernelConfig transposing = c;
   transposing.smem_b_kmajor = 1;
   CHECK_THAT(message(s_nn, h100, transposing), Catch::Contains("stored order"));
+  // One-element copies of B land anywhere: B K-major under op N, which vector shared reads need.
+  KernelConfig element_copies = transposing;
+  element_copies.vec_b = 1;
+  element_copies.vec_s = 4;
+  CHECK_FALSE(check_hard(s_nn, h100, element_copies));
+  element_copies.vec_a = 1;
+  element_copies.smem_a_kmajor = 0;
+  CHECK_THAT(message(s_nn, h100, element_copies), Catch::Contains("(LA1, LB1)"));
   KernelConfig register_staged = c;
   register_staged.async_copy = 0;
   CHECK_THAT(message(s_nn, h100, register_staged), Catch::Contains("more than 2 stages"));
@@ -330,11 +339,20 @@ TEST_CASE("constraints: the cp.async pipeline where it can run and in stored ord
                      KernelConfig::parse("BM32_BN32_BK8_DX8_DY8_DXA8_DXB8_LA0_LB0_ST2_AC1")),
              Catch::Contains("op n or t"));
 
-  // The space holds pipelines of every depth on the H100 and none on the V100.
+  // The space holds pipelines of every depth on the H100, some with vector shared reads of a
+  // transposed B, and none on the V100.
   std::set<int> depths;
+  int transposed_b_vector_reads = 0;
   for (const auto& k : pruned_space(s_nn, h100))
-    if (k.async_copy) depths.insert(k.stages);
+    if (k.async_copy) {
+      depths.insert(k.stages);
+      if (k.smem_b_kmajor == 1) {
+        CHECK(k.vec_b == 1);
+        transposed_b_vector_reads += k.vec_s > 1;
+      }
+    }
   CHECK(depths == std::set<int>{2, 3, 4});
+  CHECK(transposed_b_vector_reads > 0);
   for (const auto& k : pruned_space(s_nn, find_builtin_device("V100"))) {
     CHECK(k.async_copy == 0);
     CHECK(k.stages <= 2);

@@ -182,19 +182,27 @@ TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, e
       const std::vector<Problem> problems = {
           make(pr, a, b, 7, 7, 7), make(pr, a, b, 33, 17, 9, 3, 1, 0.5),
           make(pr, a, b, 1000, 1000, 1000), make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};
-      int picked = 0;
+      // Two whose copies land in stored order and two whose one-element copies transpose A or B
+      // (what SGEMM's vector shared reads need under op N).
+      int in_order = 0, transposing = 0;
       for (const auto& c : sample(problems[2], 4000, salt++)) {
         if (!c.async_copy) continue;
         bool valid_for_all = true;
         for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
         if (!valid_for_all) continue;
+        const bool transposes =
+            c.smem_a_kmajor != (a == Op::N ? 1 : 0) || c.smem_b_kmajor != (b == Op::N ? 0 : 1);
+        int& picked = transposes ? transposing : in_order;
+        if (picked == 2) continue;
+        ++picked;
         jobs.push_back({c, pr, a, b});
         problems_of_job.push_back(problems);
         stages_seen.insert(c.stages);
-        if (++picked == 2) break;
+        if (in_order + transposing == 4) break;
       }
       INFO(to_char(pr) << to_char(a) << to_char(b));
-      CHECK(picked == 2);
+      CHECK(in_order == 2);
+      CHECK(transposing == 2);
     }
   check_against_reference(jobs, problems_of_job);
   CHECK(stages_seen.size() >= 2);
