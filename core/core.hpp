@@ -94,8 +94,8 @@ struct KernelConfig {
   int pad = 0;                            // extra elements per shared row (bank conflicts)
   int prefetch = 0;                       // register prefetch: 0 none, 1 A, 2 B, 3 both
   int stages = 1;                         // shared buffers (2 = double buffering)
-  // Inner-loop unroll factor, 0 = full. For tensor-core kernels with cp.async, 0 also selects the
-  // main loop that reads fragments across the K step's barrier (fragments_cross_barrier()).
+  // Inner-loop unroll factor, 0 = full. With cp.async, 0 also selects the main loop that reads
+  // fragments (mma) or operands (SIMT) across the K step's barrier (fragments_cross_barrier()).
   int unroll = 0;
   EdgeMode edge = EdgeMode::Predicate;  // out-of-range handling along M and N
   int raster = 1;                       // block rasterization group along M (L2 reuse)
@@ -121,7 +121,7 @@ struct KernelConfig {
   int mma_rows() const { return mma >= 2 ? 16 : mma ? 8 : 0; }
   int splits() const { return split_k > 1 ? split_k : 1; }
   // Whether the tensor pipe has the last mma step of a K step to run while its barrier waits.
-  bool fragments_cross_barrier() const { return mma > 0 && async_copy && unroll == 0; }
+  bool fragments_cross_barrier() const { return async_copy && unroll == 0; }
   // Whether the kernel has a path that stores C VS rows at a time for this ldc (VC1 takes it):
   // the unsplit SIMT kernel with VS > 1 where ldc is a multiple of VS.
   bool has_vector_c_path(std::int64_t ldc) const {

@@ -17,7 +17,7 @@
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
 // mma's layout of C: lane l owns row l/4 and column pair 2*(l%4) of each 8 x 8 mma tile; a warp
 // owns THR_M x THR_N/2 of those tiles: THR_M x THR_N accumulators per thread, as in SIMT.
-// CROSS_BARRIER 1 (KernelConfig::fragments_cross_barrier: GT_MMA with ASYNC_COPY and UNROLL 0)
+// CROSS_BARRIER 1 (KernelConfig::fragments_cross_barrier: ASYNC_COPY with UNROLL 0)
 // selects the main loop that reads the next fragments across the K step's barrier; else the
 // plain loop, unrolled UNROLL far.
 
@@ -48,8 +48,8 @@ typedef double2 elem_t;
 #ifndef CROSS_BARRIER
 #define CROSS_BARRIER 0
 #endif
-#if CROSS_BARRIER && !(GT_MMA && ASYNC_COPY)
-#error "CROSS_BARRIER needs GT_MMA and ASYNC_COPY"
+#if CROSS_BARRIER && !ASYNC_COPY
+#error "CROSS_BARRIER needs ASYNC_COPY"
 #endif
 #ifndef VEC_C
 #define VEC_C 0
@@ -135,6 +135,13 @@ typedef double2 elem_t;
 #define MMA_VEC_B                                                                           \
   (!GT_COMPLEX && !LB_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && \
    SB_SIZE % 2 == 0)
+#endif
+
+// k of one step of the compute loop: one mma, or one k of the SIMT outer products.
+#if GT_MMA
+#define STEP_K MMA_K
+#else
+#define STEP_K 1
 #endif
 
 #define GT_STR2(x) #x
@@ -665,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
     }
   };
-  auto mma_fragments = [&](const Fragments& f) {
+  auto multiply_fragments = [&](const Fragments& f) {
 #if GT_COMPLEX
     const elem_t(&a)[THR_M][MMA_Q] = f.a;
     const elem_t(&b)[THR_N / 2][MMA_Q] = f.b;
@@ -703,47 +710,50 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       for (int j = 0; j < THR_N / 2; ++j) GT_MMA_TILE(, f.a, f.b);
 #endif
   };
+#else
+  // The operands of one k: a thread's THR_M values of A and THR_N of B.
+  struct Fragments {
+    elem_t a[THR_M];
+    elem_t b[THR_N];
+  };
+  auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
+#if VEC_S > 1
+  // K-major tiles: a group of VEC_S rows is contiguous and aligned, one vector load.
+#pragma unroll
+    for (int i = 0; i < THR_M; i += VEC_S) {
+      const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SA_AT(sa, ROW_OF(i), kk));
+#pragma unroll
+      for (int v = 0; v < VEC_S; ++v) f.a[i + v] = w.v[v];
+    }
+#pragma unroll
+    for (int j = 0; j < THR_N; j += VEC_S) {
+      const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SB_AT(sb, kk, COL_OF(j)));
+#pragma unroll
+      for (int v = 0; v < VEC_S; ++v) f.b[j + v] = w.v[v];
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < THR_M; ++i) f.a[i] = SA_AT(sa, ROW_OF(i), kk);
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) f.b[j] = SB_AT(sb, kk, COL_OF(j));
+#endif
+  };
+  auto multiply_fragments = [&](const Fragments& f) {
+#pragma unroll
+    for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+      for (int j = 0; j < THR_N; ++j) gt_fma(acc[i][j], f.a[i], f.b[j]);
+  };
 #endif
 
   // One K step on the shared tiles sa, sb.
   auto compute = [&](const elem_t* sa, const elem_t* sb) {
-#if GT_MMA
     GT_UNROLL_K
-    for (int kk = 0; kk < BLK_K; kk += MMA_K) {
+    for (int kk = 0; kk < BLK_K; kk += STEP_K) {
       Fragments f;
       load_fragments(sa, sb, kk, f);
-      mma_fragments(f);
+      multiply_fragments(f);
     }
-#else
-    GT_UNROLL_K
-    for (int kk = 0; kk < BLK_K; ++kk) {
-      elem_t a[THR_M], b[THR_N];
-#if VEC_S > 1
-      // K-major tiles: a group of VEC_S rows is contiguous and aligned, one vector load.
-#pragma unroll
-      for (int i = 0; i < THR_M; i += VEC_S) {
-        const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SA_AT(sa, ROW_OF(i), kk));
-#pragma unroll
-        for (int v = 0; v < VEC_S; ++v) a[i + v] = w.v[v];
-      }
-#pragma unroll
-      for (int j = 0; j < THR_N; j += VEC_S) {
-        const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SB_AT(sb, kk, COL_OF(j)));
-#pragma unroll
-        for (int v = 0; v < VEC_S; ++v) b[j + v] = w.v[v];
-      }
-#else
-#pragma unroll
-      for (int i = 0; i < THR_M; ++i) a[i] = SA_AT(sa, ROW_OF(i), kk);
-#pragma unroll
-      for (int j = 0; j < THR_N; ++j) b[j] = SB_AT(sb, kk, COL_OF(j));
-#endif
-#pragma unroll
-      for (int i = 0; i < THR_M; ++i)
-#pragma unroll
-        for (int j = 0; j < THR_N; ++j) gt_fma(acc[i][j], a[i], b[j]);
-    }
-#endif
   };
 
   const int k_tiles = (K + BLK_K - 1) / BLK_K;
@@ -756,14 +766,16 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     gt_cp_async_commit();
   }
 #if CROSS_BARRIER
-  // Fully unrolled mma kernels keep the tensor pipe fed across K steps (as CUTLASS's multistage
-  // main loop does): the barrier sits after the second last mma step, the last step's fragments
-  // are read before it and the next tile's first fragments after it, while the last step's mma
-  // run; the copies of a new tile are issued before the first step's mma. The plain order below
-  // (barrier, copies, then the tile's first fragment reads) idles the tensor pipe at every K
-  // step of a block that has the SM to itself; with UNROLL > 0 it stays, as the variant that
-  // wins where co-resident blocks cover the barrier (bench/NOTES.md, session 14).
-  constexpr int last_step = BLK_K / MMA_K - 1;
+  // Fully unrolled kernels keep their pipe (tensor or FMA) fed across K steps (as CUTLASS's
+  // multistage main loop does): the barrier sits after the second last step (one mma, or one k
+  // of the SIMT outer product), the last step's fragments are read before it and the next
+  // tile's first fragments after it, while the last step's products run; the copies of a new
+  // tile are issued before the first step's products. The plain order below (barrier, copies,
+  // then the tile's first fragment reads) idles the pipe at every K step of a block that has
+  // the SM to itself; with UNROLL > 0 it stays, as the variant that wins where co-resident
+  // blocks cover the barrier or the second set of fragments costs too many registers
+  // (bench/NOTES.md, sessions 14 and 15).
+  constexpr int last_step = BLK_K / STEP_K - 1;
   constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
   gt_cp_async_wait<STAGES - 2>();
   __syncthreads();
@@ -782,8 +794,8 @@ extern "C" __global__ void __launch_bounds__(THREADS)
       else if (step == last_step)
         f = last;
       else
-        load_fragments(sa, sa + SA_SIZE, step * MMA_K, f);
-      if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * MMA_K, last);
+        load_fragments(sa, sa + SA_SIZE, step * STEP_K, f);
+      if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last);
       if (step == last_step && last_step > 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
       if (step == 0) {
         // Into tile kt - 1's slot: every warp read it before the barrier of step kt - 1.
@@ -791,7 +803,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
         if (next < k_tiles) copy_tiles(next % STAGES, next * BLK_K);
         gt_cp_async_commit();
       }
-      mma_fragments(f);
+      multiply_fragments(f);
       if (step == barrier_step) {
         gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt + 1 have landed
         __syncthreads();                 // everyone's have, and everyone has read tile kt
