@@ -120,7 +120,8 @@ struct KernelConfig {
   int mma_k() const { return mma == 4 ? 16 : mma == 3 ? 8 : mma ? 4 : 0; }
   int mma_rows() const { return mma >= 2 ? 16 : mma ? 8 : 0; }
   int splits() const { return split_k > 1 ? split_k : 1; }
-  // Whether the tensor pipe has the last mma step of a K step to run while its barrier waits.
+  // Whether the pipe (tensor or FMA) has the last step of a K step (one mma, or one k of the
+  // SIMT outer product) to run while its barrier waits: cp.async kernels at UR0.
   bool fragments_cross_barrier() const { return async_copy && unroll == 0; }
   // Whether the kernel has a path that stores C VS rows at a time for this ldc (VC1 takes it):
   // the unsplit SIMT kernel with VS > 1 where ldc is a multiple of VS.
