@@ -90,12 +90,17 @@ bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceS
          size_ok(c.vec_b);
 }
 
+int stored_order_kmajor(const Problem& p, bool of_a) {
+  // K-major A where A is M-contiguous (op N), K-major B where B is N-contiguous (op T).
+  return of_a ? (p.op_a == Op::N ? 1 : 0) : (p.op_b == Op::N ? 0 : 1);
+}
+
 bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a) {
-  // A copy writes its VEC elements contiguously, so a vector copy keeps the stored order
-  // (K-major A for op N, K-major B for op T); a one-element copy lands anywhere, so it can
-  // transpose (what an SGEMM NN pipeline needs for vector shared reads of B).
-  return of_a ? c.smem_a_kmajor == (p.op_a == Op::N ? 1 : 0) || c.vec_a == 1
-              : c.smem_b_kmajor == (p.op_b == Op::N ? 0 : 1) || c.vec_b == 1;
+  // A copy writes its VEC elements contiguously, so a vector copy keeps the stored order; a
+  // one-element copy lands anywhere, so it can transpose (what an SGEMM NN pipeline needs for
+  // vector shared reads of B).
+  return of_a ? c.smem_a_kmajor == stored_order_kmajor(p, true) || c.vec_a == 1
+              : c.smem_b_kmajor == stored_order_kmajor(p, false) || c.vec_b == 1;
 }
 
 bool async_layout_ok(const KernelConfig& c, const Problem& p) {
@@ -279,8 +284,8 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
     return fail(Stage::SharedVector,
                 c.async_copy
                     ? "AC1 (cp.async) vector copies land in stored order: it needs LA" +
-                          std::to_string(p.op_a == Op::N ? 1 : 0) + " or VA1, LB" +
-                          std::to_string(p.op_b == Op::N ? 0 : 1) + " or VB1 for op " +
+                          std::to_string(stored_order_kmajor(p, true)) + " or VA1, LB" +
+                          std::to_string(stored_order_kmajor(p, false)) + " or VB1 for op " +
                           to_char(p.op_a) + to_char(p.op_b) +
                           ", padding divisible by VA and VB, and ST 2..4 (got " + c.id() + ")"
                     : "ST" + std::to_string(c.stages) +

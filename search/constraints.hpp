@@ -25,6 +25,8 @@ bool shared_vector_ok(const KernelConfig& c, const Problem& p);
 bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
 bool mma_tile_ok(const KernelConfig& c, const Problem& p);
 bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
+// The shared layout (LA for of_a, else LB) that keeps A's or B's stored order.
+int stored_order_kmajor(const Problem& p, bool of_a);
 // Whether cp.async can write A's (of_a) or B's shared layout: vector copies only in stored order.
 bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a);
 // Stage counts and shared layouts the fill path (registers or cp.async) can produce.
