@@ -298,8 +298,8 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   // Refinement: candidates are the neighbours (one parameter, one step) of the best three
   // measured so far. Each candidate's prediction is scaled by the measured / predicted ratio of
   // its nearest measured configuration, so the search learns where the model is off. It moves
-  // on while a round improves; a round that does not gets a second look at the next-best
-  // candidates before the search calls it converged.
+  // on while a round improves by more than kMinGain; a round that does not gets a second look at
+  // the next-best candidates before the search calls it converged.
   constexpr int kPerRound = 6;
   constexpr int kLooks = 2;
   // A round improves when it gains more than timing noise; smaller gains end the refinement,
