@@ -62,8 +62,9 @@ void add_gpu_option(CLI::App& app, GpuOption& o) {
 
 void add_domain_option(CLI::App& app, std::string& domain) {
   app.add_option("--domain", domain,
-                 "parameter values enumerated: full, or compact (small enough to sweep; no "
-                 "tensor cores, cp.async or split-K)")
+                 "parameter values enumerated: full; compact (small enough to sweep; no "
+                 "tensor cores, cp.async or split-K); or tensor (FP64 tensor-core kernels "
+                 "only, to sample)")
       ->capture_default_str();
 }
 

@@ -13,6 +13,7 @@
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
 # this script; the store is $OUT/sweeps_FIRST.db (kept even if the call is cut off).
+# SWEEP_DOMAIN names another domain to sample (tensor: the FP64 tensor-core kernels).
 # exhaustive: for each of the lines, a hybrid tune of the compact domain from an empty compile
 # cache (its wall time is the user's), then a sweep of every configuration of that domain; the
 # stores are $OUT/exhaustive_tunes.db and $OUT/exhaustive.db; no sweep runs past STOP_AFTER_S;
@@ -130,7 +131,7 @@ while [[ $# -gt 0 ]]; do
       grep -v '^#' bench/sweep_problems.txt | sed -n "$2,$3p" | while read -r args; do
         if ((SECONDS > $6)); then echo "stopping before $args: $SECONDS s used"; break; fi
         # shellcheck disable=SC2086
-        build/gemmtune sweep $args --domain compact </dev/null --sample "$5" --seconds "$4" -r 5 \
+        build/gemmtune sweep $args --domain "${SWEEP_DOMAIN:-compact}" </dev/null --sample "$5" --seconds "$4" -r 5 \
           --timeout 20 --db "$out/sweeps_$2.db" 2>>"$out/sweeps_$2.err" | tee -a "$out/sweeps_$2.txt"
       done
       shift 6 ;;

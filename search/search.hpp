@@ -51,9 +51,10 @@ struct SpaceDomain {
   double tiling_count() const;
   double variant_count() const;
 
-  // "full" (the default above) or "compact": the values that won on the H100 in the full space
+  // "full" (the default above); "compact": the values that won on the H100 in the full space
   // plus one step either side, small enough (hundreds of configurations a problem) that an
-  // exhaustive sweep is affordable. Throws InputError naming the known domains.
+  // exhaustive sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core
+  // kernels, to be sampled. Throws InputError naming the known domains.
   static SpaceDomain named(const std::string& name);
 };
 

@@ -206,8 +206,15 @@ struct Walker {
 SpaceDomain SpaceDomain::named(const std::string& name) {
   SpaceDomain d;
   if (name == "full") return d;
+  if (name == "tensor") {
+    // The full domain's tensor-core kernels only (FP64: D and Z), for sweeps that give the
+    // calibration the tensor-pipe, cp.async and stage data the compact sweeps lack.
+    d.mma = {1, 2, 3, 4};
+    d.split_k = {0};
+    return d;
+  }
   if (name != "compact")
-    throw InputError("space domain '" + name + "' is not one of full, compact");
+    throw InputError("space domain '" + name + "' is not one of full, compact, tensor");
   d.blk_m = {32, 64, 128, 256};
   d.blk_n = {32, 64, 128, 256};
   d.blk_k = {8, 16, 32};

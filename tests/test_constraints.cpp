@@ -274,6 +274,19 @@ TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]"
         0);
 }
 
+TEST_CASE("space domains: tensor keeps the full tiles, unsplit tensor-core kernels only",
+          "[search]") {
+  const SpaceDomain full = SpaceDomain::named("full"), tensor = SpaceDomain::named("tensor");
+  CHECK(tensor.mma == std::vector<int>{1, 2, 3, 4});
+  CHECK(tensor.split_k == std::vector<int>{0});
+  CHECK(tensor.blk_m == full.blk_m);
+  CHECK(tensor.stages == full.stages);
+  CHECK(tensor.async_copy == full.async_copy);
+  CHECK(tensor.variant_count() == full.variant_count());
+  CHECK_THROWS_WITH(SpaceDomain::named("tensors"),
+                    Catch::Contains("'tensors'") && Catch::Contains("full, compact, tensor"));
+}
+
 TEST_CASE("constraints: split-K only with few tiles and enough K per split", "[search]") {
   const DeviceSpec h100 = find_builtin_device("H100-SXM");
   SpaceDomain dom = SpaceDomain::named("compact");
