@@ -35,7 +35,22 @@ int main(int argc, char** argv) {
       if (int(i % 2) == fold) held_ids.insert(ids[i]);
     std::vector<CalibrationSample> train = simt, held;
     for (const auto& s : tensor) (held_ids.count(s.problem.shape_id()) ? held : train).push_back(s);
-    const ModelCoefficients both = fit(d, train);
+    // "coefficients-simt" in argv[3]: the SIMT fit's coefficients, the correction refitted on
+    // SIMT and tensor samples.
+    ModelCoefficients both;
+    if (argc > 3 && std::string(argv[3]) == "coefficients-simt") {
+      both = simt_only;
+      both.correction = {};
+      both.correction = fit_log_time_correction(d, train, both);
+    } else if (argc > 3 && std::string(argv[3]) == "tensor-only") {
+      // Fitted on the other fold's tensor-core sweeps alone.
+      std::vector<CalibrationSample> tensor_train;
+      for (const auto& s : tensor)
+        if (!held_ids.count(s.problem.shape_id())) tensor_train.push_back(s);
+      both = fit(d, tensor_train);
+    } else {
+      both = fit(d, train);
+    }
     const QualityReport plain = rank_quality(d, held, {});
     const QualityReport simt_q = rank_quality(d, held, simt_only);
     const QualityReport both_q = rank_quality(d, held, both);

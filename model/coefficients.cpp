@@ -44,24 +44,28 @@ double finite_number(const nlohmann::json& value, const std::string& name) {
   return v;
 }
 
-// {"offset": x, "offset_fp64": y, "all": {feature: weight, ...}, "fp64": {...}}; a part or a
-// feature left out weighs 0.
+// {"offset": x, "offset_fp64": y, "tensor_core_level": z, "all": {feature: weight, ...},
+// "fp64": {...}, "tensor_core": {...}}; a part or a feature left out weighs 0 (files written
+// before the tensor-core part still read).
 LogTimeCorrection correction_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw InputError(std::string(kCorrectionKey) + " must be a JSON object");
   LogTimeCorrection k;
   const auto& names = correction_feature_names();
   for (const auto& [part, weights] : j.items()) {
-    if (part == "offset" || part == "offset_fp64") {
-      (part == "offset" ? k.offset : k.offset_fp64) =
+    if (part == "offset" || part == "offset_fp64" || part == "tensor_core_level") {
+      (part == "offset"        ? k.offset
+       : part == "offset_fp64" ? k.offset_fp64
+                               : k.tensor_core_level) =
           finite_number(weights, std::string(kCorrectionKey) + "." + part);
       continue;
     }
-    if (part != "all" && part != "fp64")
+    if (part != "all" && part != "fp64" && part != "tensor_core")
       throw InputError(std::string(kCorrectionKey) + " has an unknown part '" + part +
-                       "' (expected offset, offset_fp64, all, fp64)");
+                       "' (expected offset, offset_fp64, tensor_core_level, all, fp64, "
+                       "tensor_core)");
     if (!weights.is_object())
       throw InputError(std::string(kCorrectionKey) + "." + part + " must be a JSON object");
-    auto& target = part == "all" ? k.all : k.fp64;
+    auto& target = part == "all" ? k.all : part == "fp64" ? k.fp64 : k.tensor_core;
     for (const auto& [name, value] : weights.items()) {
       const auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end())
@@ -113,15 +117,19 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& info : kInfo) j[info.name] = k.*info.member;
   if (!k.correction.empty()) {
-    nlohmann::json all = nlohmann::json::object(), fp64 = nlohmann::json::object();
+    nlohmann::json all = nlohmann::json::object(), fp64 = nlohmann::json::object(),
+                   tensor_core = nlohmann::json::object();
     for (size_t i = 0; i < size_t(kCorrectionFeatureCount); ++i) {
       all[correction_feature_names()[i]] = k.correction.all[i];
       fp64[correction_feature_names()[i]] = k.correction.fp64[i];
+      tensor_core[correction_feature_names()[i]] = k.correction.tensor_core[i];
     }
     j[kCorrectionKey] = {{"offset", k.correction.offset},
                          {"offset_fp64", k.correction.offset_fp64},
+                         {"tensor_core_level", k.correction.tensor_core_level},
                          {"all", all},
-                         {"fp64", fp64}};
+                         {"fp64", fp64},
+                         {"tensor_core", tensor_core}};
   }
   return j.dump(2);
 }

@@ -66,8 +66,9 @@ constexpr double kRidge = 1e-3;
 
 bool LogTimeCorrection::empty() const {
   const auto zero = [](double v) { return v == 0.0; };
-  return offset == 0 && offset_fp64 == 0 && std::all_of(all.begin(), all.end(), zero) &&
-         std::all_of(fp64.begin(), fp64.end(), zero);
+  return offset == 0 && offset_fp64 == 0 && tensor_core_level == 0 &&
+         std::all_of(all.begin(), all.end(), zero) && std::all_of(fp64.begin(), fp64.end(), zero) &&
+         std::all_of(tensor_core.begin(), tensor_core.end(), zero);
 }
 
 const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names() {
@@ -121,14 +122,20 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
                                           const std::vector<CalibrationSample>& samples,
                                           const ModelCoefficients& base) {
   constexpr int n = kCorrectionFeatureCount;
-  constexpr int width = 2 * n;  // `all`, then `fp64` (the same features, zero unless D or Z)
+  // `all`, then `fp64` (the same features, zero unless D or Z), then `tensor_core` (zero unless
+  // MM > 0).
+  constexpr int width = 3 * n;
   ModelCoefficients plain = base;
   plain.correction = {};
   struct Row {
     Eigen::Matrix<double, width, 1> x;
     double error, log_measured;
-    bool fp64;
+    bool fp64, tensor_core;
   };
+  // A problem's tensor-core and SIMT kernels are centred and weighted apart: on the H100 the
+  // tensor-core kernels are the fast end of every FP64 problem, and weighted together they left
+  // the FP64 SIMT weights fitted to almost nothing (held-out FP64 SIMT rankings fell below the
+  // uncalibrated model's).
   std::map<std::string, std::vector<Row>> by_problem;
   for (const auto& s : samples) {
     if (!(s.time_s > 0)) continue;
@@ -140,12 +147,13 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
     }
     const auto f = correction_features(s.config, r);
     Row row{Eigen::Matrix<double, width, 1>::Zero(), std::log(s.time_s / r.time_s),
-            std::log(s.time_s), is_double(s.problem.precision)};
+            std::log(s.time_s), is_double(s.problem.precision), s.config.mma > 0};
     for (int j = 0; j < n; ++j) {
       row.x[j] = f[size_t(j)];
       if (is_double(s.problem.precision)) row.x[n + j] = f[size_t(j)];
+      if (row.tensor_core) row.x[2 * n + j] = f[size_t(j)];
     }
-    by_problem[s.problem.shape_id()].push_back(row);
+    by_problem[s.problem.shape_id() + (row.tensor_core ? " mma" : "")].push_back(row);
   }
 
   Eigen::Matrix<double, width, width> gram = Eigen::Matrix<double, width, width>::Zero();
@@ -155,7 +163,7 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
     double error;
     Eigen::Matrix<double, width, 1> plain_x;  // unweighted means, for the absolute level
     double plain_error;
-    bool fp64;
+    bool fp64, tensor_core;
   };
   std::vector<Centre> centres;
   for (const auto& [id, rows] : by_problem) {
@@ -166,8 +174,12 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
     double total = 0;
     for (size_t i = 0; i < rows.size(); ++i)
       total += w[i] = 1 + kFastWeight * std::exp(-(rows[i].log_measured - best) / kFastScale);
-    Centre c{Eigen::Matrix<double, width, 1>::Zero(), 0, Eigen::Matrix<double, width, 1>::Zero(), 0,
-             rows.front().fp64};
+    Centre c{Eigen::Matrix<double, width, 1>::Zero(),
+             0,
+             Eigen::Matrix<double, width, 1>::Zero(),
+             0,
+             rows.front().fp64,
+             rows.front().tensor_core};
     for (size_t i = 0; i < rows.size(); ++i) {
       w[i] /= total;  // each problem weighs 1 in all
       c.x += w[i] * rows[i].x;
@@ -192,19 +204,24 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
   for (int j = 0; j < n; ++j) {
     k.all[size_t(j)] = weights[j];
     k.fp64[size_t(j)] = weights[n + j];
+    k.tensor_core[size_t(j)] = weights[2 * n + j];
   }
   // The slopes say nothing of the absolute scale (every problem was centred), and features that
   // differ between problems (the terms' shares, FP64's own weights) move each problem's level.
   // The offsets put the mean log error of all of a problem's configurations back to zero on
-  // average, one level for FP32 problems and one more for FP64 ones.
-  double level[2] = {0, 0};
-  int count[2] = {0, 0};
+  // average, one level for FP32 problems, one more for FP64 ones (SIMT kernels), and one more
+  // for tensor-core kernels.
+  double level[3] = {0, 0, 0};
+  int count[3] = {0, 0, 0};
   for (const auto& c : centres) {
-    level[c.fp64] += c.plain_error - weights.dot(c.plain_x);
-    ++count[c.fp64];
+    const int group = c.tensor_core ? 2 : c.fp64 ? 1 : 0;
+    level[group] += c.plain_error - weights.dot(c.plain_x);
+    ++count[group];
   }
-  k.offset = count[0] ? level[0] / count[0] : level[1] / count[1];
-  if (count[1]) k.offset_fp64 = level[1] / count[1] - k.offset;
+  for (int g = 0; g < 3; ++g) level[g] = count[g] ? level[g] / count[g] : 0;
+  k.offset = count[0] ? level[0] : count[1] ? level[1] : 0;
+  if (count[1]) k.offset_fp64 = level[1] - k.offset;
+  if (count[2]) k.tensor_core_level = level[2] - k.offset - k.offset_fp64;
   return k;
 }
 

@@ -84,6 +84,11 @@ struct LogTimeCorrection {
   double offset_fp64 = 0;                              // added for D and Z
   std::array<double, kCorrectionFeatureCount> all{};   // every precision
   std::array<double, kCorrectionFeatureCount> fp64{};  // added to `all` for D and Z
+  // Added for tensor-core kernels (MM > 0): their level against the SIMT kernels of the same
+  // problem, and their own weights. Fitted in one group with the SIMT kernels' weights, the
+  // tensor-core sweeps pulled FP64 SIMT rankings below the uncalibrated model's.
+  double tensor_core_level = 0;
+  std::array<double, kCorrectionFeatureCount> tensor_core{};
   bool empty() const;
   bool operator==(const LogTimeCorrection&) const = default;
 };
