@@ -9,14 +9,6 @@
 #include "exp/held_out.hpp"
 using namespace gemmtune;
 
-namespace {
-ModelCoefficients fit(const DeviceSpec& d, const std::vector<CalibrationSample>& train) {
-  ModelCoefficients k = calibrate(d, train, {}, fold_fit_options()).coefficients;
-  k.correction = fit_log_time_correction(d, train, k);
-  return k;
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   const auto simt = exp::read_samples(argv[1]);
@@ -27,7 +19,7 @@ int main(int argc, char** argv) {
     if (std::find(ids.begin(), ids.end(), s.problem.shape_id()) == ids.end())
       ids.push_back(s.problem.shape_id());
   std::sort(ids.begin(), ids.end());
-  const ModelCoefficients simt_only = fit(d, simt);
+  const ModelCoefficients simt_only = exp::fit_coefficients_and_correction(d, simt);
   QualityReport plain_all, simt_all, both_all;
   for (int fold = 0; fold < 2; ++fold) {
     std::set<std::string> held_ids;
@@ -47,9 +39,9 @@ int main(int argc, char** argv) {
       std::vector<CalibrationSample> tensor_train;
       for (const auto& s : tensor)
         if (!held_ids.count(s.problem.shape_id())) tensor_train.push_back(s);
-      both = fit(d, tensor_train);
+      both = exp::fit_coefficients_and_correction(d, tensor_train);
     } else {
-      both = fit(d, train);
+      both = exp::fit_coefficients_and_correction(d, train);
     }
     const QualityReport plain = rank_quality(d, held, {});
     const QualityReport simt_q = rank_quality(d, held, simt_only);

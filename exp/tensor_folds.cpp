@@ -12,7 +12,13 @@ int main(int argc, char** argv) {
   const auto simt = exp::read_samples(argv[1]);
   const auto tensor = exp::read_samples(argv[2]);
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  setenv("GEMMTUNE_FOLDS", "/tmp/folds_tensor", 0);
+  // "coefficients-simt" in argv[3]: the NLopt coefficients of the SIMT-only folds (cached under
+  // /tmp/folds), the correction refitted on SIMT and tensor samples.
+  const bool coefficients_simt = argc > 3 && std::string(argv[3]) == "coefficients-simt";
+  if (coefficients_simt)
+    setenv("GEMMTUNE_FOLDS", "/tmp/folds", 1);
+  else
+    setenv("GEMMTUNE_FOLDS", "/tmp/folds_tensor", 0);
   QualityReport plain_all, cal_all;
   for (const auto& [fold, held] : exp::by_class(simt)) {
     // fold_coefficients fits on every class but the fold; the tensor samples of other classes
@@ -20,11 +26,8 @@ int main(int argc, char** argv) {
     std::vector<CalibrationSample> both = simt;
     for (const auto& s : tensor)
       if (problem_class(s.problem) != fold) both.push_back(s);
-    // "coefficients-simt" in argv[3]: the NLopt coefficients of the SIMT-only fold (cached
-    // under /tmp/folds), the correction refitted on SIMT and tensor samples.
     ModelCoefficients k;
-    if (argc > 3 && std::string(argv[3]) == "coefficients-simt") {
-      setenv("GEMMTUNE_FOLDS", "/tmp/folds", 1);
+    if (coefficients_simt) {
       k = exp::fold_coefficients(d, simt, fold);
       k.correction = {};
       k.correction = fit_log_time_correction(d, exp::all_but(both, fold), k);

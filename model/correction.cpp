@@ -181,7 +181,7 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
              rows.front().fp64,
              rows.front().tensor_core};
     for (size_t i = 0; i < rows.size(); ++i) {
-      w[i] /= total;  // each problem weighs 1 in all
+      w[i] /= total;  // each problem (each kind of kernel of it) weighs 1 in all
       c.x += w[i] * rows[i].x;
       c.error += w[i] * rows[i].error;
       c.plain_x += rows[i].x / double(rows.size());
