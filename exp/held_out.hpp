@@ -43,14 +43,6 @@ inline std::vector<CalibrationSample> all_but(const std::vector<CalibrationSampl
   return out;
 }
 
-// NLopt coefficients (cross-validation's fixed evaluation count), then the correction on them.
-inline ModelCoefficients fit_coefficients_and_correction(
-    const DeviceSpec& d, const std::vector<CalibrationSample>& train) {
-  ModelCoefficients k = calibrate(d, train, {}, fold_fit_options()).coefficients;
-  k.correction = fit_log_time_correction(d, train, k);
-  return k;
-}
-
 // The fold's NLopt coefficients and correction, fitted on every other class; cached.
 inline ModelCoefficients fold_coefficients(const DeviceSpec& d,
                                            const std::vector<CalibrationSample>& samples,
@@ -58,7 +50,7 @@ inline ModelCoefficients fold_coefficients(const DeviceSpec& d,
   const char* dir = std::getenv("GEMMTUNE_FOLDS");  // another model's folds beside these
   const std::string folds = dir ? dir : "/tmp/folds", cache = folds + "/" + fold + ".json";
   if (std::filesystem::exists(cache)) return coefficients_from_file(cache);
-  const ModelCoefficients k = fit_coefficients_and_correction(d, all_but(samples, fold));
+  const ModelCoefficients k = fit_fold(d, all_but(samples, fold));
   std::filesystem::create_directories(folds);
   std::ofstream(cache) << coefficients_to_json(k);
   return k;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     if (std::find(ids.begin(), ids.end(), s.problem.shape_id()) == ids.end())
       ids.push_back(s.problem.shape_id());
   std::sort(ids.begin(), ids.end());
-  const ModelCoefficients simt_only = exp::fit_coefficients_and_correction(d, simt);
+  const ModelCoefficients simt_only = fit_fold(d, simt);
   QualityReport plain_all, simt_all, both_all;
   for (int fold = 0; fold < 2; ++fold) {
     std::set<std::string> held_ids;
@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
       std::vector<CalibrationSample> tensor_train;
       for (const auto& s : tensor)
         if (!held_ids.count(s.problem.shape_id())) tensor_train.push_back(s);
-      both = exp::fit_coefficients_and_correction(d, tensor_train);
+      both = fit_fold(d, tensor_train);
     } else {
-      both = exp::fit_coefficients_and_correction(d, train);
+      both = fit_fold(d, train);
     }
     const QualityReport plain = rank_quality(d, held, {});
     const QualityReport simt_q = rank_quality(d, held, simt_only);

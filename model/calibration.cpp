@@ -142,4 +142,10 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   return r;
 }
 
+ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& train) {
+  ModelCoefficients k = calibrate(device, train, {}, fold_fit_options()).coefficients;
+  k.correction = fit_log_time_correction(device, train, k);
+  return k;
+}
+
 }  // namespace gemmtune

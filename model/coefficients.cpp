@@ -44,28 +44,34 @@ double finite_number(const nlohmann::json& value, const std::string& name) {
   return v;
 }
 
-// {"offset": x, "offset_fp64": y, "tensor_core_level": z, "all": {feature: weight, ...},
-// "fp64": {...}, "tensor_core": {...}}; a part or a feature left out weighs 0 (files written
-// before the tensor-core part still read).
+// {"offset": x, "offset_fp64": y, "tensor_core_level": z, "short_loop_level": g,
+// "all": {feature: weight, ...},
+// "fp64": {...}, "tensor_core": {...}, "short_loop": {...}}; a part or a feature left out weighs
+// 0 (files written before the tensor-core or short-loop parts still read).
 LogTimeCorrection correction_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw InputError(std::string(kCorrectionKey) + " must be a JSON object");
   LogTimeCorrection k;
   const auto& names = correction_feature_names();
   for (const auto& [part, weights] : j.items()) {
-    if (part == "offset" || part == "offset_fp64" || part == "tensor_core_level") {
-      (part == "offset"        ? k.offset
-       : part == "offset_fp64" ? k.offset_fp64
-                               : k.tensor_core_level) =
+    if (part == "offset" || part == "offset_fp64" || part == "tensor_core_level" ||
+        part == "short_loop_level") {
+      (part == "offset"              ? k.offset
+       : part == "offset_fp64"       ? k.offset_fp64
+       : part == "tensor_core_level" ? k.tensor_core_level
+                                     : k.short_loop_level) =
           finite_number(weights, std::string(kCorrectionKey) + "." + part);
       continue;
     }
-    if (part != "all" && part != "fp64" && part != "tensor_core")
+    if (part != "all" && part != "fp64" && part != "tensor_core" && part != "short_loop")
       throw InputError(std::string(kCorrectionKey) + " has an unknown part '" + part +
-                       "' (expected offset, offset_fp64, tensor_core_level, all, fp64, "
-                       "tensor_core)");
+                       "' (expected offset, offset_fp64, tensor_core_level, short_loop_level, "
+                       "all, fp64, tensor_core, short_loop)");
     if (!weights.is_object())
       throw InputError(std::string(kCorrectionKey) + "." + part + " must be a JSON object");
-    auto& target = part == "all" ? k.all : part == "fp64" ? k.fp64 : k.tensor_core;
+    auto& target = part == "all"           ? k.all
+                   : part == "fp64"        ? k.fp64
+                   : part == "tensor_core" ? k.tensor_core
+                                           : k.short_loop;
     for (const auto& [name, value] : weights.items()) {
       const auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end())
@@ -118,18 +124,21 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   for (const auto& info : kInfo) j[info.name] = k.*info.member;
   if (!k.correction.empty()) {
     nlohmann::json all = nlohmann::json::object(), fp64 = nlohmann::json::object(),
-                   tensor_core = nlohmann::json::object();
+                   tensor_core = nlohmann::json::object(), short_loop = nlohmann::json::object();
     for (size_t i = 0; i < size_t(kCorrectionFeatureCount); ++i) {
       all[correction_feature_names()[i]] = k.correction.all[i];
       fp64[correction_feature_names()[i]] = k.correction.fp64[i];
       tensor_core[correction_feature_names()[i]] = k.correction.tensor_core[i];
+      short_loop[correction_feature_names()[i]] = k.correction.short_loop[i];
     }
     j[kCorrectionKey] = {{"offset", k.correction.offset},
                          {"offset_fp64", k.correction.offset_fp64},
                          {"tensor_core_level", k.correction.tensor_core_level},
+                         {"short_loop_level", k.correction.short_loop_level},
                          {"all", all},
                          {"fp64", fp64},
-                         {"tensor_core", tensor_core}};
+                         {"tensor_core", tensor_core},
+                         {"short_loop", short_loop}};
   }
   return j.dump(2);
 }

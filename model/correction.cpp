@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -66,13 +67,22 @@ constexpr double kRidge = 1e-3;
 
 bool LogTimeCorrection::empty() const {
   const auto zero = [](double v) { return v == 0.0; };
-  return offset == 0 && offset_fp64 == 0 && tensor_core_level == 0 &&
+  return offset == 0 && offset_fp64 == 0 && tensor_core_level == 0 && short_loop_level == 0 &&
          std::all_of(all.begin(), all.end(), zero) && std::all_of(fp64.begin(), fp64.end(), zero) &&
-         std::all_of(tensor_core.begin(), tensor_core.end(), zero);
+         std::all_of(tensor_core.begin(), tensor_core.end(), zero) &&
+         std::all_of(short_loop.begin(), short_loop.end(), zero);
 }
 
 const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names() {
   return kNames;
+}
+
+double short_loop_gate(const Problem& p) {
+  // One over the K steps of a main loop at BK = 16, the space's typical depth: 1 for K <= 16,
+  // 0.5 at K = 32, 0.004 at K = 4096. Held out (leave-one-class-out, 18 H100 problems), gates
+  // of 12/K and 16/K ranked alike; 8/K, 32/K, 64/K, a K <= 32 step and the configuration's own
+  // BK/K all helped the skinny-K classes but kept one to three more shortlists from the best.
+  return std::min(1.0, 16.0 / double(std::max<std::int64_t>(1, p.k)));
 }
 
 std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
@@ -123,14 +133,15 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
                                           const ModelCoefficients& base) {
   constexpr int n = kCorrectionFeatureCount;
   // `all`, then `fp64` (the same features, zero unless D or Z), then `tensor_core` (zero unless
-  // MM > 0).
-  constexpr int width = 3 * n;
+  // MM > 0), then `short_loop` (scaled by the problem's short_loop_gate).
+  constexpr int width = 4 * n;
   ModelCoefficients plain = base;
   plain.correction = {};
   struct Row {
     Eigen::Matrix<double, width, 1> x;
     double error, log_measured;
     bool fp64, tensor_core;
+    double gate;
   };
   // A problem's tensor-core and SIMT kernels are centred and weighted apart: on the H100 the
   // tensor-core kernels are the fast end of every FP64 problem, and weighted together they left
@@ -146,24 +157,31 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
       continue;  // cannot run by the model's resources: nothing to correct
     }
     const auto f = correction_features(s.config, r);
-    Row row{Eigen::Matrix<double, width, 1>::Zero(), std::log(s.time_s / r.time_s),
-            std::log(s.time_s), is_double(s.problem.precision), s.config.mma > 0};
+    Row row{Eigen::Matrix<double, width, 1>::Zero(),
+            std::log(s.time_s / r.time_s),
+            std::log(s.time_s),
+            is_double(s.problem.precision),
+            s.config.mma > 0,
+            s.config.mma > 0 ? 0.0 : short_loop_gate(s.problem)};
     for (int j = 0; j < n; ++j) {
       row.x[j] = f[size_t(j)];
       if (is_double(s.problem.precision)) row.x[n + j] = f[size_t(j)];
       if (row.tensor_core) row.x[2 * n + j] = f[size_t(j)];
+      row.x[3 * n + j] = row.gate * f[size_t(j)];
     }
     by_problem[s.problem.shape_id() + (row.tensor_core ? " mma" : "")].push_back(row);
   }
 
-  Eigen::Matrix<double, width, width> gram = Eigen::Matrix<double, width, width>::Zero();
-  Eigen::Matrix<double, width, 1> rhs = Eigen::Matrix<double, width, 1>::Zero();
+  // On the heap: width^2 doubles exceed Eigen's stack limit.
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(width, width);
+  Eigen::VectorXd rhs = Eigen::VectorXd::Zero(width);
   struct Centre {
     Eigen::Matrix<double, width, 1> x;
     double error;
     Eigen::Matrix<double, width, 1> plain_x;  // unweighted means, for the absolute level
     double plain_error;
     bool fp64, tensor_core;
+    double gate;  // the problem's short-loop gate, 0 for tensor-core kernels
   };
   std::vector<Centre> centres;
   for (const auto& [id, rows] : by_problem) {
@@ -179,7 +197,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
              Eigen::Matrix<double, width, 1>::Zero(),
              0,
              rows.front().fp64,
-             rows.front().tensor_core};
+             rows.front().tensor_core,
+             rows.front().gate};
     for (size_t i = 0; i < rows.size(); ++i) {
       w[i] /= total;  // each problem (each kind of kernel of it) weighs 1 in all
       c.x += w[i] * rows[i].x;
@@ -198,30 +217,37 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
     throw InputError("the log-time correction needs a problem with 2 or more usable samples; " +
                      std::to_string(by_problem.size()) + " problem(s) have fewer");
   for (int j = 0; j < width; ++j) gram(j, j) += kRidge * (1 + gram(j, j));
-  const Eigen::Matrix<double, width, 1> weights = gram.ldlt().solve(rhs);
+  const Eigen::VectorXd weights = gram.ldlt().solve(rhs);
 
   LogTimeCorrection k;
   for (int j = 0; j < n; ++j) {
     k.all[size_t(j)] = weights[j];
     k.fp64[size_t(j)] = weights[n + j];
     k.tensor_core[size_t(j)] = weights[2 * n + j];
+    k.short_loop[size_t(j)] = weights[3 * n + j];
   }
   // The slopes say nothing of the absolute scale (every problem was centred), and features that
-  // differ between problems (the terms' shares, FP64's own weights) move each problem's level.
-  // The offsets put the mean log error of all of a problem's configurations back to zero on
-  // average, one level for FP32 problems, one more for FP64 ones (SIMT kernels), and one more
-  // for tensor-core kernels.
-  double level[3] = {0, 0, 0};
-  int count[3] = {0, 0, 0};
+  // differ between problems (the terms' shares, FP64's own weights, the short-loop weights
+  // through the gate) move each problem's level. The levels put the mean log error of all of a
+  // problem's configurations back to zero in the least-squares sense over problems: one for every
+  // problem, one more for FP64 ones, one more for tensor-core kernels, and a slope in the
+  // short-loop gate (without it skinny-K problems were predicted 6x too slow and the rest 1.9x
+  // too fast, which set split-K and tensor-core kernels against the others wrongly).
+  Eigen::Matrix4d level_gram = Eigen::Matrix4d::Zero();
+  Eigen::Vector4d level_rhs = Eigen::Vector4d::Zero();
   for (const auto& c : centres) {
-    const int group = c.tensor_core ? 2 : c.fp64 ? 1 : 0;
-    level[group] += c.plain_error - weights.dot(c.plain_x);
-    ++count[group];
+    const Eigen::Vector4d x(1.0, c.fp64 ? 1.0 : 0.0, c.tensor_core ? 1.0 : 0.0, c.gate);
+    level_gram.noalias() += x * x.transpose();
+    level_rhs += x * (c.plain_error - weights.dot(c.plain_x));
   }
-  for (int g = 0; g < 3; ++g) level[g] = count[g] ? level[g] / count[g] : 0;
-  k.offset = count[0] ? level[0] : count[1] ? level[1] : 0;
-  if (count[1]) k.offset_fp64 = level[1] - k.offset;
-  if (count[2]) k.tensor_core_level = level[2] - k.offset - k.offset_fp64;
+  // Without FP64 or tensor-core problems (or without skinny-K ones) a part is not determined;
+  // the small ridge leaves it at zero.
+  for (int j = 1; j < 4; ++j) level_gram(j, j) += 1e-6;
+  const Eigen::Vector4d levels = level_gram.ldlt().solve(level_rhs);
+  k.offset = levels[0];
+  k.offset_fp64 = levels[1];
+  k.tensor_core_level = levels[2];
+  k.short_loop_level = levels[3];
   return k;
 }
 

@@ -89,6 +89,11 @@ struct LogTimeCorrection {
   // tensor-core sweeps pulled FP64 SIMT rankings below the uncalibrated model's.
   double tensor_core_level = 0;
   std::array<double, kCorrectionFeatureCount> tensor_core{};
+  // Added in proportion to short_loop_gate(problem): with a few K steps the prologue and the C
+  // store dominate and the features act otherwise (a larger thread tile costs more than it
+  // saves); without them, held-out skinny-K rankings fell below the uncalibrated model's.
+  std::array<double, kCorrectionFeatureCount> short_loop{};
+  double short_loop_level = 0;  // times the gate, like the weights: the level's slope in it
   bool empty() const;
   bool operator==(const LogTimeCorrection&) const = default;
 };
@@ -175,6 +180,9 @@ Prediction predict(const Problem& problem, const DeviceSpec& device, const Kerne
 
 // The correction's features, named, and their values for one prediction made without it.
 const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names();
+// How far a problem's K loop is from amortizing its prologue and C store: 1 for K <= 16, falling
+// as 16 / K. It scales the correction's short-loop weights.
+double short_loop_gate(const Problem& p);
 std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
                                                                 const Prediction& uncorrected);
 
@@ -227,6 +235,10 @@ struct CalibrationResult {
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start = {},
                             const CalibrationOptions& options = {});
+
+// Cross-validation's fit of one fold: the coefficients (fold_fit_options), then the correction
+// on what they leave.
+ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& train);
 
 // The correction that best explains log(measured / predicted by `base` without its
 // correction) within each problem: ridge regression on the features centred per problem, each

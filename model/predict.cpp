@@ -204,11 +204,14 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     const auto f = correction_features(c, r);
     const bool fp64 = is_double(p.precision);
     const bool tensor_core = c.mma > 0;
+    const double gate = tensor_core ? 0.0 : short_loop_gate(p);
     double log_factor = k.correction.offset + (fp64 ? k.correction.offset_fp64 : 0.0) +
-                        (tensor_core ? k.correction.tensor_core_level : 0.0);
+                        (tensor_core ? k.correction.tensor_core_level : 0.0) +
+                        gate * k.correction.short_loop_level;
     for (size_t j = 0; j < f.size(); ++j)
       log_factor += f[j] * (k.correction.all[j] + (fp64 ? k.correction.fp64[j] : 0.0) +
-                            (tensor_core ? k.correction.tensor_core[j] : 0.0));
+                            (tensor_core ? k.correction.tensor_core[j] : 0.0) +
+                            gate * k.correction.short_loop[j]);
     // A linear fit extrapolates without limit; beyond a factor of e^2 (7.4) on a configuration
     // unlike its training data it is more likely wrong than the terms it corrects.
     r.correction = std::exp(std::clamp(log_factor, -2.0, 2.0));
