@@ -232,7 +232,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
   // problem's configurations back to zero in the least-squares sense over problems: one for every
   // problem, one more for FP64 ones, one more for tensor-core kernels, and a slope in the
   // short-loop gate (without it skinny-K problems were predicted 6x too slow and the rest 1.9x
-  // too fast, which set split-K and tensor-core kernels against the others wrongly).
+  // too fast, which misstated every predicted time and set FP64 SIMT kernels against the
+  // tensor-core kernels of the same problem wrongly).
   Eigen::Matrix4d level_gram = Eigen::Matrix4d::Zero();
   Eigen::Vector4d level_rhs = Eigen::Vector4d::Zero();
   for (const auto& c : centres) {
@@ -240,8 +241,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
     level_gram.noalias() += x * x.transpose();
     level_rhs += x * (c.plain_error - weights.dot(c.plain_x));
   }
-  // Without FP64 or tensor-core problems (or without skinny-K ones) a part is not determined;
-  // the small ridge leaves it at zero.
+  // Without FP64 or tensor-core problems that part is not determined, and the small ridge leaves
+  // it at zero; without skinny-K problems the slope rests on the long-K problems' small gates.
   for (int j = 1; j < 4; ++j) level_gram(j, j) += 1e-6;
   const Eigen::Vector4d levels = level_gram.ldlt().solve(level_rhs);
   k.offset = levels[0];
