@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A/B: C stored with streaming (evict-first) stores (build/gemmtune) against plain stores
-# (build/gemmtune_base, the binary before the change), same configurations, alternating twice.
+# A/B of a kernel-template change: build/gemmtune (with it) against build/gemmtune_base (a copy
+# of the binary before it), the same configurations beside cuBLAS, alternating twice. Kernels are
+# cached by source, so the two binaries never share a cubin. Used for session 18's runs 4-5.
 set -u
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache; mkdir -p $GEMMTUNE_CACHE
 cases=(
