@@ -13,6 +13,9 @@ cases=(
   "-p s -m 6144 -n 6016 -k 128|-t 3"
   "-p s -m 6144 -n 6080 -k 64|-t 2"
   "-p s -m 8192 -n 8192 -k 32|-t 2"
+  "-p s -m 4097 -n 4097 -k 4097|-t 0 -c BM96_BN128_BK16_DX8_DY16_DXA32_DYA4_DXB16_DYB8_VA1_VB1_LA1_LB1_PD4_PF0_ST2_UR0_RS1_VS4_ED0_AC1"
+  "-p s --opb t -m 2048 -n 2048 -k 2048|-t 2"
+  "-p c -m 1024 -n 1024 -k 1024|-t 2"
 )
 for round in 1 2; do
   for bin in gemmtune_base gemmtune; do
