@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "model/model.hpp"
 
@@ -44,41 +45,52 @@ double finite_number(const nlohmann::json& value, const std::string& name) {
   return v;
 }
 
-// {"offset": x, "offset_fp64": y, "tensor_core_level": z, "short_loop_level": g,
-// "all": {feature: weight, ...},
-// "fp64": {...}, "tensor_core": {...}, "short_loop": {...}}; a part or a feature left out weighs
-// 0 (files written before the tensor-core or short-loop parts still read).
+// The correction's parts in JSON: levels (one number each) and weight groups (feature: weight).
+// A part or a feature left out weighs 0, so files written before the tensor-core or short-loop
+// parts still read.
+using Weights = std::array<double, kCorrectionFeatureCount>;
+constexpr std::array<std::pair<const char*, double LogTimeCorrection::*>, 4> kLevelParts{{
+    {"offset", &LogTimeCorrection::offset},
+    {"offset_fp64", &LogTimeCorrection::offset_fp64},
+    {"tensor_core_level", &LogTimeCorrection::tensor_core_level},
+    {"short_loop_level", &LogTimeCorrection::short_loop_level},
+}};
+constexpr std::array<std::pair<const char*, Weights LogTimeCorrection::*>, 4> kWeightParts{{
+    {"all", &LogTimeCorrection::all},
+    {"fp64", &LogTimeCorrection::fp64},
+    {"tensor_core", &LogTimeCorrection::tensor_core},
+    {"short_loop", &LogTimeCorrection::short_loop},
+}};
+
 LogTimeCorrection correction_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw InputError(std::string(kCorrectionKey) + " must be a JSON object");
   LogTimeCorrection k;
   const auto& names = correction_feature_names();
-  for (const auto& [part, weights] : j.items()) {
-    if (part == "offset" || part == "offset_fp64" || part == "tensor_core_level" ||
-        part == "short_loop_level") {
-      (part == "offset"              ? k.offset
-       : part == "offset_fp64"       ? k.offset_fp64
-       : part == "tensor_core_level" ? k.tensor_core_level
-                                     : k.short_loop_level) =
-          finite_number(weights, std::string(kCorrectionKey) + "." + part);
+  const auto named = [&](const auto& parts, const std::string& part) {
+    return std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return part == p.first; });
+  };
+  for (const auto& [part, value] : j.items()) {
+    const std::string where = std::string(kCorrectionKey) + "." + part;
+    if (const auto level = named(kLevelParts, part); level != kLevelParts.end()) {
+      k.*level->second = finite_number(value, where);
       continue;
     }
-    if (part != "all" && part != "fp64" && part != "tensor_core" && part != "short_loop")
+    const auto group = named(kWeightParts, part);
+    if (group == kWeightParts.end()) {
+      std::string expected;
+      for (const auto& p : kLevelParts)
+        expected += std::string(expected.empty() ? "" : ", ") + p.first;
+      for (const auto& p : kWeightParts) expected += std::string(", ") + p.first;
       throw InputError(std::string(kCorrectionKey) + " has an unknown part '" + part +
-                       "' (expected offset, offset_fp64, tensor_core_level, short_loop_level, "
-                       "all, fp64, tensor_core, short_loop)");
-    if (!weights.is_object())
-      throw InputError(std::string(kCorrectionKey) + "." + part + " must be a JSON object");
-    auto& target = part == "all"           ? k.all
-                   : part == "fp64"        ? k.fp64
-                   : part == "tensor_core" ? k.tensor_core
-                                           : k.short_loop;
-    for (const auto& [name, value] : weights.items()) {
+                       "' (expected " + expected + ")");
+    }
+    if (!value.is_object()) throw InputError(where + " must be a JSON object");
+    Weights& target = k.*group->second;
+    for (const auto& [name, weight] : value.items()) {
       const auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end())
-        throw InputError("unknown correction feature '" + name + "' in " + kCorrectionKey + "." +
-                         part);
-      target[size_t(it - names.begin())] =
-          finite_number(value, std::string(kCorrectionKey) + "." + part + "." + name);
+        throw InputError("unknown correction feature '" + name + "' in " + where);
+      target[size_t(it - names.begin())] = finite_number(weight, where + "." + name);
     }
   }
   return k;
@@ -123,22 +135,13 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& info : kInfo) j[info.name] = k.*info.member;
   if (!k.correction.empty()) {
-    nlohmann::json all = nlohmann::json::object(), fp64 = nlohmann::json::object(),
-                   tensor_core = nlohmann::json::object(), short_loop = nlohmann::json::object();
-    for (size_t i = 0; i < size_t(kCorrectionFeatureCount); ++i) {
-      all[correction_feature_names()[i]] = k.correction.all[i];
-      fp64[correction_feature_names()[i]] = k.correction.fp64[i];
-      tensor_core[correction_feature_names()[i]] = k.correction.tensor_core[i];
-      short_loop[correction_feature_names()[i]] = k.correction.short_loop[i];
+    nlohmann::json& correction = j[kCorrectionKey] = nlohmann::json::object();
+    for (const auto& [name, member] : kLevelParts) correction[name] = k.correction.*member;
+    for (const auto& [name, member] : kWeightParts) {
+      nlohmann::json& weights = correction[name] = nlohmann::json::object();
+      for (size_t i = 0; i < size_t(kCorrectionFeatureCount); ++i)
+        weights[correction_feature_names()[i]] = (k.correction.*member)[i];
     }
-    j[kCorrectionKey] = {{"offset", k.correction.offset},
-                         {"offset_fp64", k.correction.offset_fp64},
-                         {"tensor_core_level", k.correction.tensor_core_level},
-                         {"short_loop_level", k.correction.short_loop_level},
-                         {"all", all},
-                         {"fp64", fp64},
-                         {"tensor_core", tensor_core},
-                         {"short_loop", short_loop}};
   }
   return j.dump(2);
 }
