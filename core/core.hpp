@@ -112,6 +112,10 @@ struct KernelConfig {
   // 1: the epilogue stores C VEC_S rows at a time where C is aligned for it; only the unsplit
   // SIMT kernel with VEC_S > 1 has such a path, elsewhere VC1 is VC0. 0: one element per store.
   int vec_c = 0;
+  // 1: the compute loop's vector fragment loads take 32-bit shared addresses (ld.shared through
+  // inline PTX) instead of the 64-bit ones NVRTC emits; only the SIMT kernel with VEC_S > 1 has
+  // such loads (has_shared32_path()).
+  int shared32 = 0;
 
   int threads() const { return dim_x * dim_y; }
   int thr_m() const { return blk_m / dim_x; }
@@ -128,6 +132,8 @@ struct KernelConfig {
   bool has_vector_c_path(std::int64_t ldc) const {
     return vec_s > 1 && mma == 0 && splits() == 1 && ldc % vec_s == 0;
   }
+  // Whether SL1 means anything: the SIMT kernel's vector fragment loads (VS > 1).
+  bool has_shared32_path() const { return vec_s > 1 && mma == 0; }
   // K of one split: whole K steps, so every split but the last starts on a step boundary.
   std::int64_t k_per_split(std::int64_t k) const {
     const std::int64_t steps = (k + blk_k - 1) / blk_k;
@@ -142,7 +148,8 @@ struct KernelConfig {
 
 // Column names and values in the seeds' CSV style (one column per tuning parameter).
 std::vector<std::string> config_csv_header();
-// Keys added after the first recordings (MM, AC, SK, VC): absent from an id or a CSV they are 0.
+// Keys added after the first recordings (MM, AC, SK, VC, SL): absent from an id or a CSV they are
+// 0.
 bool config_key_optional(std::string_view key);
 std::vector<int> config_csv_values(const KernelConfig& c);
 

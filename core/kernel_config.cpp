@@ -39,6 +39,8 @@ constexpr OptionalField kOptionalFields[] = {
     {"AC", &KernelConfig::async_copy, 1, "0 (register staging) or 1 (cp.async pipeline)"},
     {"SK", &KernelConfig::split_k, 64, "0 (no split-K) or 2..64 (blocks per tile of C along K)"},
     {"VC", &KernelConfig::vec_c, 1, "0 (C stored an element at a time) or 1 (VS rows at a time)"},
+    {"SL", &KernelConfig::shared32, 1,
+     "0 (fragment loads on 64-bit shared addresses) or 1 (on 32-bit ones, VS > 1 SIMT only)"},
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 //   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles),
 //   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that; the SIMT kernel with
 //   VEC_S > 1 only: tensor-core and split-K kernels store an element at a time whatever it says).
+//   LDS32 (1: the compute loop's vector fragment loads use ld.shared on 32-bit shared addresses;
+//   the SIMT kernel with VEC_S > 1 only).
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads
 // each group from shared memory as one vector (needs K-major tiles); 1 is MAGMA's strided tile.
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
@@ -53,6 +55,12 @@ typedef double2 elem_t;
 #endif
 #ifndef VEC_C
 #define VEC_C 0
+#endif
+#ifndef LDS32
+#define LDS32 0
+#endif
+#if LDS32 && (VEC_S == 1 || GT_MMA)
+#error "LDS32 needs the SIMT kernel's vector fragment loads (VEC_S > 1, no GT_MMA)"
 #endif
 #define THREADS (DIM_X * DIM_Y)
 #define THR_M (BLK_M / DIM_X)
@@ -205,6 +213,32 @@ template <int V>
 struct __align__(sizeof(elem_t) * V) gt_vec {
   elem_t v[V];
 };
+
+#if LDS32
+// V elements from shared memory at the 32-bit shared byte address addr. NVRTC addresses shared
+// memory through 64-bit registers where nvcc uses 32-bit ones; with 32-bit ones ptxas schedules
+// some kernels much better and some worse, on about as many instructions (bench/NOTES.md,
+// sessions 18 and 19). Volatile, so that no load moves across the barriers that guard a stage.
+template <int V>
+__device__ __forceinline__ gt_vec<V> gt_load_shared(unsigned addr) {
+  constexpr int kWords = int(sizeof(gt_vec<V>)) / 4;
+  union {
+    gt_vec<V> v;
+    unsigned w[kWords];
+  } u;
+  if constexpr (kWords % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < kWords; i += 4)
+      asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(u.w[i]), "=r"(u.w[i + 1]), "=r"(u.w[i + 2]), "=r"(u.w[i + 3])
+                   : "r"(addr + 4 * i));
+  } else {
+    static_assert(kWords == 2, "a vector fragment is 8 bytes or a multiple of 16");
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(u.w[0]), "=r"(u.w[1]) : "r"(addr));
+  }
+  return u.v;
+}
+#endif
 
 // Loads VEC consecutive stored rows [row, row+VEC) of column col into out.
 // rows/cols bound the stored matrix; row_zero / col_zero say whether an index past the bound
@@ -719,18 +753,31 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
 #if VEC_S > 1
   // K-major tiles: a group of VEC_S rows is contiguous and aligned, one vector load.
+#if LDS32
+    const unsigned sa32 = unsigned(__cvta_generic_to_shared(sa));
+    const unsigned sb32 = unsigned(__cvta_generic_to_shared(sb));
+#define GT_FRAGMENT_A(i) \
+  gt_load_shared<VEC_S>(sa32 + unsigned(SA_INDEX(ROW_OF(i), kk)) * unsigned(sizeof(elem_t)))
+#define GT_FRAGMENT_B(j) \
+  gt_load_shared<VEC_S>(sb32 + unsigned(SB_INDEX(kk, COL_OF(j))) * unsigned(sizeof(elem_t)))
+#else
+#define GT_FRAGMENT_A(i) *reinterpret_cast<const gt_vec<VEC_S>*>(&SA_AT(sa, ROW_OF(i), kk))
+#define GT_FRAGMENT_B(j) *reinterpret_cast<const gt_vec<VEC_S>*>(&SB_AT(sb, kk, COL_OF(j)))
+#endif
 #pragma unroll
     for (int i = 0; i < THR_M; i += VEC_S) {
-      const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SA_AT(sa, ROW_OF(i), kk));
+      const gt_vec<VEC_S> w = GT_FRAGMENT_A(i);
 #pragma unroll
       for (int v = 0; v < VEC_S; ++v) f.a[i + v] = w.v[v];
     }
 #pragma unroll
     for (int j = 0; j < THR_N; j += VEC_S) {
-      const gt_vec<VEC_S> w = *reinterpret_cast<const gt_vec<VEC_S>*>(&SB_AT(sb, kk, COL_OF(j)));
+      const gt_vec<VEC_S> w = GT_FRAGMENT_B(j);
 #pragma unroll
       for (int v = 0; v < VEC_S; ++v) f.b[j + v] = w.v[v];
     }
+#undef GT_FRAGMENT_A
+#undef GT_FRAGMENT_B
 #else
 #pragma unroll
     for (int i = 0; i < THR_M; ++i) f.a[i] = SA_AT(sa, ROW_OF(i), kk);

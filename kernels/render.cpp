@@ -47,6 +47,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("GT_MMA", c.mma);
   def("ASYNC_COPY", c.async_copy);
   def("VEC_C", c.vec_c);
+  if (c.shared32) def("LDS32", 1);  // only when set, so older kernels keep their cached cubins
   // Derived, so that the kernel and the model (predict's barrier wait) follow one rule.
   def("CROSS_BARRIER", c.fragments_cross_barrier() ? 1 : 0);
   // Only when set: unsplit kernels compile without the split-K pass (gemmtune_scale_c).

@@ -41,7 +41,8 @@ struct SpaceDomain {
   std::vector<int> edge{0, 1};
   std::vector<int> raster{1, 8};
   std::vector<int> vec_s{1, 2, 4};
-  std::vector<int> vec_c{0, 1};  // 1: C stored VS rows at a time (KernelConfig::vec_c)
+  std::vector<int> vec_c{0, 1};     // 1: C stored VS rows at a time (KernelConfig::vec_c)
+  std::vector<int> shared32{0, 1};  // 1: fragment loads on 32-bit shared addresses (VS > 1)
   // The soft stage fmas_per_load's floor for large problems with K <= 128 ("auto" thresholds
   // only). A long K loop repays high intensity; a short one is a few steps, and the prologue and
   // C store weigh as much, so more, smaller blocks per SM may win (S 6144x6080x64: BM64_BN128,

@@ -107,7 +107,8 @@ struct Walker {
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
-        return detail::shared_vector_ok(c, p) && detail::async_layout_ok(c, p);
+        return detail::shared_vector_ok(c, p) && (!c.shared32 || c.has_shared32_path()) &&
+               detail::async_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -173,31 +174,33 @@ struct Walker {
       for (int pd : dom.pad)
         for (int la : dom.smem_a_kmajor)
           for (int lb : dom.smem_b_kmajor)
-            for (int vs : dom.vec_s) {
-              c.stages = st;
-              c.pad = pd;
-              c.smem_a_kmajor = la;
-              c.smem_b_kmajor = lb;
-              c.vec_s = vs;
-              const int s2 = test(c, s1, 2, sub2);
-              if (s2 < 0) continue;
-              for (int pf : dom.prefetch) {
-                c.prefetch = pf;
-                const int s3 = test(c, s2, 3, sub3);
-                if (s3 < 0) continue;
-                for (int ur : dom.unroll)
-                  for (int ed : dom.edge)
-                    for (int rs : dom.raster)
-                      for (int vc : dom.vec_c) {
-                        c.unroll = ur;
-                        c.edge = static_cast<EdgeMode>(ed);
-                        c.raster = rs;
-                        c.vec_c = vc;
-                        if (test(c, s3, 4, 1.0) < 0) continue;
-                        visit(c);
-                      }
+            for (int vs : dom.vec_s)
+              for (int sl : dom.shared32) {
+                c.stages = st;
+                c.pad = pd;
+                c.smem_a_kmajor = la;
+                c.smem_b_kmajor = lb;
+                c.vec_s = vs;
+                c.shared32 = sl;
+                const int s2 = test(c, s1, 2, sub2);
+                if (s2 < 0) continue;
+                for (int pf : dom.prefetch) {
+                  c.prefetch = pf;
+                  const int s3 = test(c, s2, 3, sub3);
+                  if (s3 < 0) continue;
+                  for (int ur : dom.unroll)
+                    for (int ed : dom.edge)
+                      for (int rs : dom.raster)
+                        for (int vc : dom.vec_c) {
+                          c.unroll = ur;
+                          c.edge = static_cast<EdgeMode>(ed);
+                          c.raster = rs;
+                          c.vec_c = vc;
+                          if (test(c, s3, 4, 1.0) < 0) continue;
+                          visit(c);
+                        }
+                }
               }
-            }
   }
 };
 
@@ -230,6 +233,7 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   d.async_copy = {0};
   d.split_k = {0};
   d.vec_c = {0};
+  d.shared32 = {0};
   // The floor the recorded sweeps were taken under: a lower one would leave them incomplete.
   d.short_k_min_fmas_per_load = 48;
   return d;
@@ -243,8 +247,8 @@ double SpaceDomain::tiling_count() const {
 
 double SpaceDomain::variant_count() const {
   return double(stages.size()) * pad.size() * smem_a_kmajor.size() * smem_b_kmajor.size() *
-         vec_s.size() * vec_c.size() * prefetch.size() * unroll.size() * edge.size() *
-         raster.size();
+         vec_s.size() * shared32.size() * vec_c.size() * prefetch.size() * unroll.size() *
+         edge.size() * raster.size();
 }
 
 namespace {

@@ -169,6 +169,8 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   std::vector<KernelConfig> out;
   std::set<std::string> seen{c.id()};
   const detail::StageContext split_rules(problem, device, ConstraintOptions{}, dom);
+  const int shared32_of_space =
+      std::find(dom.shared32.begin(), dom.shared32.end(), 0) != dom.shared32.end() ? 0 : 1;
   auto add = [&](KernelConfig n) {
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
@@ -188,6 +190,9 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
       n.stages = std::min(2, n.stages);
     }
     if (n.vec_c && !n.has_vector_c_path(problem.ldc)) n.vec_c = 0;  // VC1 would be VC0
+    if (!n.has_shared32_path()) n.shared32 = 0;                     // no vector loads left
+    // A step onto vector loads takes the space's variant of them (SL1 only where SL0 is not).
+    if (n.has_shared32_path() && !c.has_shared32_path()) n.shared32 = shared32_of_space;
     if (check_hard(problem, device, n)) return;
     // Split-K only where the space would have it (few tiles, enough K per split).
     if (!detail::split_k_fits(n, split_rules)) return;
@@ -220,6 +225,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   step(&KernelConfig::async_copy, dom.async_copy, false);
   step(&KernelConfig::split_k, dom.split_k, true);
   step(&KernelConfig::vec_c, dom.vec_c, false);
+  step(&KernelConfig::shared32, dom.shared32, false);
   step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
   step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
   step(&KernelConfig::smem_b_kmajor, {0, 1}, false);
@@ -341,8 +347,25 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   // One refinement: rounds of neighbours until a round does not improve. Only the candidates
   // the corrected model likes best are compiled (compiling is most of a tuning run's time),
   // then re-ranked with their real registers. Returns false when the budget is spent.
+  // Which shared-address width suits a kernel is up to ptxas's scheduling: on the H100 SL1 took
+  // 14% less time for an S 4097^3 kernel, 5% more for the S 4096^3 winner, and within 1% of SL0
+  // for 12 others (bench/NOTES.md, session 19). The model cannot tell those apart, so each
+  // refinement round first measures the best so far's twin (the space holds one of the two).
+  auto measure_shared32_twin = [&]() -> bool {
+    KernelConfig twin = run.result.best->config;
+    if (!twin.has_shared32_path()) return true;
+    twin.shared32 = 1 - twin.shared32;
+    if (std::find(o.domain.shared32.begin(), o.domain.shared32.end(), twin.shared32) ==
+            o.domain.shared32.end() ||
+        run.measured.count(twin.id()) || !evaluator.can_evaluate(twin) ||
+        check_hard(problem, d, twin))
+      return true;
+    if (compile_paced({twin}, 1.0).empty()) return false;
+    return run.measure(twin);
+  };
   auto refine = [&]() -> bool {
     for (int round = 0; round < o.refine_rounds && run.result.best; ++round) {
+      if (!measure_shared32_twin()) return false;
       learn();
       std::vector<const Evaluation*> leaders;
       for (const auto& e : run.result.history)

@@ -76,14 +76,25 @@ TEST_CASE("config: SIMT ids carry no MM token, tensor-core ids end in MM1", "[co
   CHECK_THROWS_WITH(KernelConfig::parse("AC2"), Catch::Contains("cp.async"));
 }
 
+TEST_CASE("config: SL is optional, 0 or 1, and round-trips", "[core]") {
+  KernelConfig c = KernelConfig::parse("BM64_BN64_VS4_LA1_LB1");
+  CHECK(c.shared32 == 0);
+  CHECK(c.id().find("SL") == std::string::npos);  // ids recorded before SL stay as they were
+  c.shared32 = 1;
+  CHECK(c.id().substr(c.id().size() - 4) == "_SL1");
+  CHECK(KernelConfig::parse(c.id()) == c);
+  CHECK_THROWS_WITH(KernelConfig::parse("SL2"), Catch::Contains("SL") && Catch::Contains("32-bit"));
+}
+
 TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   const auto header = config_csv_header();
   const auto values = config_csv_values(KernelConfig{});
   REQUIRE(header.size() == values.size());
   CHECK(header.front() == "BM");
-  CHECK(header.size() == 24);
+  CHECK(header.size() == 25);
   CHECK(header[20] == "MM");
   CHECK(header[21] == "AC");
   CHECK(header[22] == "SK");
-  CHECK(header.back() == "VC");
+  CHECK(header[23] == "VC");
+  CHECK(header.back() == "SL");
 }

@@ -63,6 +63,24 @@ TEST_CASE("constraints: each hard stage rejects what it must, naming the value",
   REQUIRE(v);
   CHECK(v->stage == Stage::RegistersPerThread);
   CHECK_THAT(v->message, Catch::Contains("spill"));
+
+  // SL1 needs the SIMT kernel's vector fragment loads: VS > 1 and no tensor cores.
+  c = KernelConfig::parse(
+      "BM64_BN64_BK32_DX8_DY16_DXA8_DYA16_DXB8_DYB16_VA4_VB4_LA1_LB1_PD4_ST2_VS4_SL1");
+  CHECK_FALSE(check_hard(p, h100, c));
+  c = good();
+  c.shared32 = 1;
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::SharedVector);
+  CHECK_THAT(v->message, Catch::Contains("SL1") && Catch::Contains("VS > 1 and MM0"));
+  c = KernelConfig::parse("BM32_BN64_BK8_DX8_DY8_DXA16_DYA4_DXB8_DYB8_LA1_PD4_ST4_MM2_AC1");
+  const Problem dp = problem(Precision::D, Op::N, Op::N, 1024, 1024, 1024);
+  REQUIRE_FALSE(check_hard(dp, h100, c));
+  c.shared32 = 1;
+  v = check_hard(dp, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::SharedVector);
 }
 
 TEST_CASE("constraints: the read layout must follow the stored shape of op(A), op(B)", "[search]") {
@@ -96,14 +114,17 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   const DeviceSpec d = find_builtin_device("A100");
   // With and without the unsplit value: the walk visits splits from the unsplit walk's survivors.
   // D 128x96x8192 keeps splits; Z 100x90x70 allows SK2 with BK8 only.
-  std::size_t split_survivors = 0, vector_c_survivors = 0;
+  std::size_t split_survivors = 0, vector_c_survivors = 0, shared32_survivors = 0;
   for (const std::vector<int>& splits : {std::vector<int>{0, 2, 4}, std::vector<int>{2, 4}})
     for (const Problem& p : {problem(Precision::S, Op::N, Op::T, 4000, 3000, 512),
                              problem(Precision::Z, Op::C, Op::N, 100, 90, 70),
                              problem(Precision::D, Op::T, Op::N, 2000, 1000, 256),
                              problem(Precision::D, Op::N, Op::N, 128, 96, 8192)}) {
       dom.split_k = splits;
-      INFO(p.shape_id() << " splits " << splits.size());
+      // With both address widths the space keeps SL0; with SL1 alone only kernels that have it.
+      const bool sl1_only = splits.size() == 2;
+      dom.shared32 = sl1_only ? std::vector<int>{1} : std::vector<int>{0, 1};
+      INFO(p.shape_id() << " splits " << splits.size() << " SL1 only " << sl1_only);
       ConstraintOptions options;
       options.enabled[size_t(Stage::MinOccupancy)] = false;  // exercise a switched-off stage
       std::vector<KernelConfig> lazy;
@@ -131,42 +152,44 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
                                   for (int la : dom.smem_a_kmajor)
                                     for (int lb : dom.smem_b_kmajor)
                                       for (int vs : dom.vec_s)
-                                        for (int vc : dom.vec_c)
-                                          for (int pf : dom.prefetch)
-                                            for (int ur : dom.unroll)
-                                              for (int ed : dom.edge)
-                                                for (int rs : dom.raster) {
-                                                  c.blk_m = bm;
-                                                  c.blk_n = bn;
-                                                  c.blk_k = bk;
-                                                  c.split_k = sk;
-                                                  c.dim_x = dx;
-                                                  c.dim_y = dy;
-                                                  c.dim_xa = dxa;
-                                                  c.dim_xb = dxb;
-                                                  c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
-                                                  c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
-                                                  c.vec_a = va;
-                                                  c.vec_b = vb;
-                                                  c.mma = mm;
-                                                  c.async_copy = ac;
-                                                  c.stages = st;
-                                                  c.pad = pd;
-                                                  c.smem_a_kmajor = la;
-                                                  c.smem_b_kmajor = lb;
-                                                  c.vec_s = vs;
-                                                  c.vec_c = vc;
-                                                  c.prefetch = pf;
-                                                  c.unroll = ur;
-                                                  c.edge = EdgeMode(ed);
-                                                  c.raster = rs;
-                                                  const Stage s =
-                                                      first_failing_stage(p, d, dom, options, c);
-                                                  if (s == Stage::Count)
-                                                    brute.push_back(c);
-                                                  else
-                                                    rejected[s] += 1;
-                                                }
+                                        for (int sl : dom.shared32)
+                                          for (int vc : dom.vec_c)
+                                            for (int pf : dom.prefetch)
+                                              for (int ur : dom.unroll)
+                                                for (int ed : dom.edge)
+                                                  for (int rs : dom.raster) {
+                                                    c.blk_m = bm;
+                                                    c.blk_n = bn;
+                                                    c.blk_k = bk;
+                                                    c.split_k = sk;
+                                                    c.dim_x = dx;
+                                                    c.dim_y = dy;
+                                                    c.dim_xa = dxa;
+                                                    c.dim_xb = dxb;
+                                                    c.dim_ya = (dx * dy) % dxa ? -1 : dx * dy / dxa;
+                                                    c.dim_yb = (dx * dy) % dxb ? -1 : dx * dy / dxb;
+                                                    c.vec_a = va;
+                                                    c.vec_b = vb;
+                                                    c.mma = mm;
+                                                    c.async_copy = ac;
+                                                    c.stages = st;
+                                                    c.pad = pd;
+                                                    c.smem_a_kmajor = la;
+                                                    c.smem_b_kmajor = lb;
+                                                    c.vec_s = vs;
+                                                    c.vec_c = vc;
+                                                    c.shared32 = sl;
+                                                    c.prefetch = pf;
+                                                    c.unroll = ur;
+                                                    c.edge = EdgeMode(ed);
+                                                    c.raster = rs;
+                                                    const Stage s =
+                                                        first_failing_stage(p, d, dom, options, c);
+                                                    if (s == Stage::Count)
+                                                      brute.push_back(c);
+                                                    else
+                                                      rejected[s] += 1;
+                                                  }
       double remaining = f.raw;
       for (const auto& row : f.rows) {
         INFO(stage_name(row.stage));
@@ -184,11 +207,18 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
           std::count_if(lazy.begin(), lazy.end(), [](const KernelConfig& k) { return k.split_k; }));
       vector_c_survivors += std::size_t(
           std::count_if(lazy.begin(), lazy.end(), [](const KernelConfig& k) { return k.vec_c; }));
+      for (const auto& k : lazy) {
+        CHECK(k.shared32 == (sl1_only ? 1 : 0));
+        if (sl1_only) CHECK(k.has_shared32_path());
+      }
+      shared32_survivors += std::size_t(std::count_if(
+          lazy.begin(), lazy.end(), [](const KernelConfig& k) { return k.shared32; }));
       // Every survivor passes the hard constraints as check_hard sees them.
       for (const auto& k : lazy) CHECK_FALSE(check_hard(p, d, k));
     }
   CHECK(split_survivors > 0);
   CHECK(vector_c_survivors > 0);
+  CHECK(shared32_survivors > 0);
 }
 
 TEST_CASE("constraints: the pruned space is large enough for every precision and op shape",

@@ -37,6 +37,15 @@ SpaceDomain small_domain() {
   return d;
 }
 
+// The hybrid over the small domain, measuring the best 8 of its first compile_top compiled.
+HybridOptions small_options(int compile_top) {
+  HybridOptions o;
+  o.domain = small_domain();
+  o.compile_top = compile_top;
+  o.measure_top = 8;
+  return o;
+}
+
 Problem problem() {
   Problem p;
   p.m = 3000;
@@ -45,10 +54,12 @@ Problem problem() {
   return p.normalized();
 }
 
-std::vector<Evaluation> record(const Problem& p, const DeviceSpec& d, const SpaceDomain& dom) {
+// `realization` draws another set of errors, as another GPU or problem would.
+std::vector<Evaluation> record(const Problem& p, const DeviceSpec& d, const SpaceDomain& dom,
+                               int realization = 0) {
   std::vector<Evaluation> out;
   for (const auto& c : pruned_space(p, d, dom)) {
-    const size_t h = std::hash<std::string>{}(c.id());
+    const size_t h = std::hash<std::string>{}(c.id() + "#" + std::to_string(realization));
     auto factor = [](size_t key, double sigma) {
       std::mt19937 rng(static_cast<unsigned>(key));
       return std::exp(std::normal_distribution<double>(0.0, sigma)(rng));
@@ -111,34 +122,50 @@ TEST_CASE("tuner: sweep measures everything and keeps the fastest correct kernel
 TEST_CASE("tuner: the hybrid reaches the best with fewer evaluations than random", "[tuner]") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const SpaceDomain dom = small_domain();
+  HybridOptions o = small_options(32);
+  o.refine_rounds = 20;
+
+  // One draw of the model's errors can flatter or shame any strategy: the "3x fewer than random"
+  // this test once asserted on one draw held for 9 of these 16 draws and for 4 of another 16
+  // (whose median was 1.9x). So the claims are medians over 16 draws, with room for that spread.
+  std::vector<double> quality, speedup;
+  for (int realization = 0; realization < 16; ++realization) {
+    const auto rec = record(problem(), d, dom, realization);
+    ReplayEvaluator replay(d, rec);
+    std::vector<KernelConfig> all;
+    for (const auto& e : rec) all.push_back(e.config);
+    const TuneResult h = hybrid_tune(problem(), replay, o);
+    REQUIRE(h.best);
+    CHECK(h.best->ok());
+    CHECK(h.evaluations < int(rec.size()) / 20);  // under 5% of the space measured
+    std::vector<int> random_evals;
+    for (unsigned seed = 1; seed <= 25; ++seed)
+      random_evals.push_back(
+          evaluations_to(random_search(problem(), replay, all, seed), h.best->time_s));
+    std::sort(random_evals.begin(), random_evals.end());
+    const int random_median = random_evals[random_evals.size() / 2];
+    INFO("draw " << realization << ": hybrid " << h.evaluations << " evaluations, best "
+                 << h.best->time_s << ", exhaustive best " << best_ok(rec)
+                 << "; random median evaluations to the hybrid's best " << random_median);
+    quality.push_back(h.best->time_s / best_ok(rec));
+    speedup.push_back(double(random_median) / h.evaluations);
+  }
+  std::string per_draw;
+  for (size_t i = 0; i < quality.size(); ++i)
+    per_draw += " " + std::to_string(quality[i]).substr(0, 5) + "/" +
+                std::to_string(speedup[i]).substr(0, 4);
+  std::sort(quality.begin(), quality.end());
+  std::sort(speedup.begin(), speedup.end());
+  const double median_quality = (quality[7] + quality[8]) / 2;
+  const double median_speedup = (speedup[7] + speedup[8]) / 2;
+  WARN("hybrid's best / exhaustive best, random's evaluations / hybrid's, per draw:"
+       << per_draw << "; medians " << median_quality << ", " << median_speedup);
+  CHECK(median_quality <= 1.15);
+  CHECK(median_speedup >= 1.5);
+  CHECK(quality.back() <= 1.25);  // no draw leaves the hybrid far off
+
   const auto rec = record(problem(), d, dom);
   ReplayEvaluator replay(d, rec);
-  std::vector<KernelConfig> all;
-  for (const auto& e : rec) all.push_back(e.config);
-
-  HybridOptions o;
-  o.domain = dom;
-  o.compile_top = 32;
-  o.measure_top = 8;
-  o.refine_rounds = 20;
-  const TuneResult h = hybrid_tune(problem(), replay, o);
-  REQUIRE(h.best);
-  CHECK(h.best->ok());
-  INFO("hybrid: " << h.evaluations << " evaluations, best " << h.best->time_s
-                  << ", exhaustive best " << best_ok(rec) << ", stopped by " << h.stopped_by);
-  CHECK(h.best->time_s <= 1.15 * best_ok(rec));
-  CHECK(h.evaluations < int(rec.size()) / 20);  // under 5% of the space measured
-
-  // Random search needs far more evaluations to find a kernel as fast as the hybrid's.
-  std::vector<int> random_evals;
-  for (unsigned seed = 1; seed <= 25; ++seed)
-    random_evals.push_back(
-        evaluations_to(random_search(problem(), replay, all, seed), h.best->time_s));
-  std::sort(random_evals.begin(), random_evals.end());
-  const int random_median = random_evals[random_evals.size() / 2];
-  INFO("random median evaluations to the hybrid's best: " << random_median);
-  CHECK(3 * h.evaluations < random_median);
-
   // The budget holds for the hybrid too.
   o.budget.evaluations = 5;
   const TuneResult capped = hybrid_tune(problem(), replay, o);
@@ -192,10 +219,7 @@ class SlowCompiler : public Evaluator {
 TEST_CASE("tuner: under a time budget the hybrid measures before slow compiles spend it",
           "[tuner]") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  HybridOptions o;
-  o.domain = small_domain();
-  o.compile_top = 64;
-  o.measure_top = 8;
+  HybridOptions o = small_options(64);
   const auto rec = record(problem(), d, o.domain);
   ReplayEvaluator replay(d, rec);
   // The whole first batch would compile in 8 x 0.4 s, past the 2 s budget: only a kernel or
@@ -228,10 +252,7 @@ TEST_CASE("tuner: the first measurements cover as many tile families as they can
   // still be the best of distinct (BM, BN, BK, DX, DY) families: sorted by prediction alone they
   // were variants of one family on the H100, and refinement never left it.
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  HybridOptions o;
-  o.domain = small_domain();
-  o.compile_top = 64;
-  o.measure_top = 8;
+  HybridOptions o = small_options(64);
   o.budget.evaluations = o.measure_top;
   const auto rec = record(problem(), d, o.domain);
   ReplayEvaluator replay(d, rec);
@@ -249,10 +270,7 @@ TEST_CASE("tuner: the first measurements cover as many tile families as they can
 
 TEST_CASE("tuner: the hybrid does not measure a kernel the compiler spilled heavily", "[tuner]") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  HybridOptions o;
-  o.domain = small_domain();
-  o.compile_top = 32;
-  o.measure_top = 8;
+  HybridOptions o = small_options(32);
   auto rec = record(problem(), d, o.domain);
   ReplayEvaluator plain(d, rec);
   const TuneResult first = hybrid_tune(problem(), plain, o);
@@ -340,4 +358,49 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
   const double median = model_top1[model_top1.size() / 2];
   INFO("model top-1 median fraction of the exhaustive best: " << median);
   CHECK(median >= 0.85);
+}
+
+TEST_CASE("tuner: the hybrid measures the 32-bit-address twin of its best kernel", "[tuner]") {
+  // The space keeps SL0 where the domain has both address widths; ptxas schedules some kernels
+  // much better with SL1 and some worse (S 4097^3 and 4096^3 on the H100, session 19), so the
+  // hybrid measures the SL1 twin of its best and keeps whichever is faster.
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  HybridOptions o = small_options(32);
+  const auto rec = record(problem(), d, o.domain);
+  size_t with_path = 0;
+  for (const auto& e : rec) {
+    with_path += e.config.has_shared32_path();
+    CHECK(e.config.shared32 == 0);
+  }
+  REQUIRE(with_path > 0);
+  auto with_twins = [&](double twin_factor) {
+    std::vector<Evaluation> out = rec;
+    for (const auto& e : rec)
+      if (e.config.has_shared32_path()) {
+        Evaluation twin = e;
+        twin.config.shared32 = 1;
+        twin.time_s *= twin_factor;
+        out.push_back(twin);
+      }
+    return out;
+  };
+  for (double twin_factor : {0.9, 1.1}) {
+    ReplayEvaluator replay(d, with_twins(twin_factor));
+    const TuneResult r = hybrid_tune(problem(), replay, o);
+    REQUIRE(r.best);
+    INFO("SL1 twins take " << twin_factor << "x; best " << r.best->config.id());
+    REQUIRE(r.best->config.has_shared32_path());
+    std::set<std::string> measured;
+    for (const auto& e : r.history) measured.insert(e.config.id());
+    KernelConfig twin = r.best->config;
+    twin.shared32 = 1 - twin.shared32;
+    CHECK(measured.count(twin.id()) == 1);
+    CHECK(r.best->config.shared32 == (twin_factor < 1 ? 1 : 0));
+    // A domain of SL0 alone measures no twin.
+    HybridOptions only_sl0 = o;
+    only_sl0.domain.shared32 = {0};
+    const TuneResult plain = hybrid_tune(problem(), replay, only_sl0);
+    REQUIRE(plain.best);
+    for (const auto& e : plain.history) CHECK(e.config.shared32 == 0);
+  }
 }
