@@ -2,7 +2,7 @@
 # SL0 against SL1 (64- or 32-bit shared addresses for the SIMT vector fragment loads): each case's
 # configurations measured in both forms in one `gemmtune measure` call beside cuBLAS, twice.
 # A case is "PROBLEM_OPTIONS|IDS" (comma-separated) or "PROBLEM_OPTIONS|top N" (the calibrated
-# model's top N SIMT kernels with vector fragment loads). Session 19.
+# model's top N SIMT kernels with vector fragment loads, best of each tile family). Session 19.
 set -u
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache; mkdir -p $GEMMTUNE_CACHE
 cases=(
@@ -19,7 +19,7 @@ for c in "${cases[@]}"; do
   problem=${c%%|*} ids=${c#*|}
   if [[ $ids == top* ]]; then
     ids=$(build/gemmtune predict $problem -t 400 -f csv --shortlist --calibration bench/h100_calibration.json |
-      cut -d, -f2 | grep '_SL1' | head -n "${ids#top }" | paste -sd,)
+      cut -d, -f2 | grep 'VS[24]' | grep -v '_MM' | head -n "${ids#top }" | paste -sd,)
   fi
   ids=${ids//_SL1/}
   both="${ids//,/ } $(echo "$ids" | sed 's/,/_SL1 /g')_SL1"
