@@ -191,10 +191,10 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   if (c.vec_c && !vector_path) return false;
   if (!c.vec_c && vector_path && ctx.vector_c_enumerated) return false;
   // SL0 and SL1 (64- or 32-bit shared addresses for the vector fragment loads) issue about as
-  // many instructions, scheduled differently: alike for 12 H100 kernels, 14% apart either way
-  // for two (bench/NOTES.md, session 19). The model cannot tell them apart, so where the domain
-  // has both the space keeps SL0 (what the recorded sweeps measured) and tuning measures the
-  // SL1 twin of its best (search/tuner.cpp).
+  // many instructions, scheduled differently: of 54 twins near the top of H100 tunes SL1 was
+  // over 2% faster for 22 and over 2% slower for 8 (bench/NOTES.md, session 19). The model
+  // cannot tell them apart, so where the domain has both the space keeps SL0 (what the recorded
+  // sweeps measured) and tuning measures the SL1 twin of its best (search/tuner.cpp).
   if (c.shared32 && ctx.shared32_both) return false;
   if (c.raster > 1) {
     const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;

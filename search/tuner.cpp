@@ -348,8 +348,8 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   // the corrected model likes best are compiled (compiling is most of a tuning run's time),
   // then re-ranked with their real registers. Returns false when the budget is spent.
   // Which shared-address width suits a kernel is up to ptxas's scheduling: on the H100 SL1 took
-  // 14% less time for an S 4097^3 kernel, 5% more for the S 4096^3 winner, and within 1% of SL0
-  // for 12 others (bench/NOTES.md, session 19). The model cannot tell those apart, so each
+  // 21% less time for an S 4097^3 kernel and up to 12% more for a 1000^3 one, and was within 2%
+  // for most (bench/NOTES.md, session 19). The model cannot tell those apart, so each
   // refinement round first measures the best so far's twin (the space holds one of the two).
   auto measure_shared32_twin = [&]() -> bool {
     KernelConfig twin = run.result.best->config;
