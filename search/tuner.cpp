@@ -363,7 +363,7 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
     if (compile_paced({twin}, 1.0).empty()) return false;
     return run.measure(twin);
   };
-  auto refine = [&]() -> bool {
+  auto refine_rounds = [&]() -> bool {
     for (int round = 0; round < o.refine_rounds && run.result.best; ++round) {
       if (!measure_shared32_twin()) return false;
       learn();
@@ -407,6 +407,10 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
       if (score(*run.result.best, o.objective) >= goal) return true;
     }
     return true;
+  };
+  // The last round's best meets its twin too (a round may improve by less than kMinGain).
+  auto refine = [&]() -> bool {
+    return refine_rounds() && (!run.result.best || measure_shared32_twin());
   };
 
   // Converged with budget left: the next configurations of the shortlist seed another
