@@ -37,11 +37,8 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
     : problem(p),
       device(d),
       options(o),
-      vector_c_enumerated(std::find(domain.vec_c.begin(), domain.vec_c.end(), 1) !=
-                          domain.vec_c.end()),
-      shared32_both(
-          std::find(domain.shared32.begin(), domain.shared32.end(), 0) != domain.shared32.end() &&
-          std::find(domain.shared32.begin(), domain.shared32.end(), 1) != domain.shared32.end()) {
+      vector_c_enumerated(enumerates(domain.vec_c, 1)),
+      shared32_both(enumerates(domain.shared32, 0) && enumerates(domain.shared32, 1)) {
   tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
   // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
   // (many threads, high compute intensity) are for problems that fill the GPU many times.

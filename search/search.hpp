@@ -13,6 +13,13 @@
 
 namespace gemmtune {
 
+// Whether a domain's list of values for one parameter holds v.
+inline bool enumerates(const std::vector<int>& values, int v) {
+  for (int x : values)
+    if (x == v) return true;
+  return false;
+}
+
 // Values each parameter takes. Tiling factors (the seeds' nine plus vector widths) are
 // enumerated in full; variants multiply each tiling.
 struct SpaceDomain {

@@ -107,7 +107,7 @@ struct Walker {
       case Stage::VectorAlignment:
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
-        return detail::shared_vector_ok(c, p) && (!c.shared32 || c.has_shared32_path()) &&
+        return (!c.shared32 || c.has_shared32_path()) && detail::shared_vector_ok(c, p) &&
                detail::async_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
@@ -160,6 +160,11 @@ struct Walker {
     rejected[size_t(stage)] += reached;
   }
 
+  bool sl1_counted_with_sl0(const KernelConfig& c) const {
+    return ctx.shared32_both && c.has_shared32_path() &&
+           ctx.options.enabled[size_t(Stage::RelevantVariants)];
+  }
+
   void walk_tiling(KernelConfig c) {
     const double sub1 = dom.variant_count();
     int s1 = test(c, 0, 1, sub1);
@@ -182,11 +187,17 @@ struct Walker {
                 c.smem_b_kmajor = lb;
                 c.vec_s = vs;
                 c.shared32 = sl;
-                const int s2 = test(c, s1, 2, sub2);
+                // Where the domain has both widths, an SL1 kernel with the vector loads shares
+                // its SL0 twin's fate up to relevant_variants, which drops it: it is counted in
+                // SL0's walk (twice each rejection, plus one there per survivor) and not walked.
+                const bool twin_counted = sl1_counted_with_sl0(c);
+                if (twin_counted && sl == 1) continue;
+                const double twins = twin_counted ? 2.0 : 1.0;
+                const int s2 = test(c, s1, 2, sub2 * twins);
                 if (s2 < 0) continue;
                 for (int pf : dom.prefetch) {
                   c.prefetch = pf;
-                  const int s3 = test(c, s2, 3, sub3);
+                  const int s3 = test(c, s2, 3, sub3 * twins);
                   if (s3 < 0) continue;
                   for (int ur : dom.unroll)
                     for (int ed : dom.edge)
@@ -196,7 +207,8 @@ struct Walker {
                           c.edge = static_cast<EdgeMode>(ed);
                           c.raster = rs;
                           c.vec_c = vc;
-                          if (test(c, s3, 4, 1.0) < 0) continue;
+                          if (test(c, s3, 4, twins) < 0) continue;
+                          if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
                           visit(c);
                         }
                 }
@@ -277,7 +289,7 @@ PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Pi
   std::vector<int> fitting;
   bool unsplit_wanted = false;
   const bool relevance_on = options.enabled[size_t(Stage::RelevantVariants)];
-  const bool has_vc0 = std::find(dom.vec_c.begin(), dom.vec_c.end(), 0) != dom.vec_c.end();
+  const bool has_vc0 = enumerates(dom.vec_c, 0);
   PieceCounts counts;
   const std::function<void(const KernelConfig&)> visit_splits = [&](const KernelConfig& c) {
     if (unsplit_wanted) visit(c);

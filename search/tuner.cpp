@@ -169,8 +169,7 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
   std::vector<KernelConfig> out;
   std::set<std::string> seen{c.id()};
   const detail::StageContext split_rules(problem, device, ConstraintOptions{}, dom);
-  const int shared32_of_space =
-      std::find(dom.shared32.begin(), dom.shared32.end(), 0) != dom.shared32.end() ? 0 : 1;
+  const int shared32_of_space = enumerates(dom.shared32, 0) ? 0 : 1;
   auto add = [&](KernelConfig n) {
     // Read layouts keep their width along the contiguous dimension; the other side follows.
     if (n.dim_xa > 0 && n.threads() % n.dim_xa == 0) n.dim_ya = n.threads() / n.dim_xa;
@@ -355,10 +354,8 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
     KernelConfig twin = run.result.best->config;
     if (!twin.has_shared32_path()) return true;
     twin.shared32 = 1 - twin.shared32;
-    if (std::find(o.domain.shared32.begin(), o.domain.shared32.end(), twin.shared32) ==
-            o.domain.shared32.end() ||
-        run.measured.count(twin.id()) || !evaluator.can_evaluate(twin) ||
-        check_hard(problem, d, twin))
+    if (!enumerates(o.domain.shared32, twin.shared32) || run.measured.count(twin.id()) ||
+        !evaluator.can_evaluate(twin) || check_hard(problem, d, twin))
       return true;
     if (compile_paced({twin}, 1.0).empty()) return false;
     return run.measure(twin);
