@@ -9,6 +9,7 @@
 #                           [capped LINES SECONDS_EACH STOP_AFTER_S]
 #                           [calibrated LINES EVALUATIONS CALIBRATION.json STOP_AFTER_S]
 #                           [counters LINES EVALUATIONS STOP_AFTER_S] [ncu LIST]
+#                           [ncu_winners [LIST]]
 # tunes: the lines (comma-separated numbers) of bench/sweep_problems.txt, each a hybrid tune.
 # sweeps: lines FIRST..LAST of bench/sweep_problems.txt, each a sampled sweep of the compact
 # domain (5 repetitions) for at most SECONDS_EACH, none started after STOP_AFTER_S seconds of
@@ -26,7 +27,8 @@
 # ncu: for each line "PROBLEM_OPTIONS | CONFIG" of LIST, `gemmtune measure` of the configuration
 # beside cuBLAS under Nsight Compute (clocks left as they are), every kernel of the process
 # profiled; ncu_N.csv (in $OUT/ncu.tgz) holds line N's details
-# page, ncu_N.txt what measure printed.
+# page (with the stall reasons per active warp), ncu_N.txt what measure printed.
+# ncu_winners: the same for the winners of this call's vs_cublas steps, after the lines of LIST.
 # With no arguments: tests, then vs_cublas for s and d with 20 s of tuning per shape.
 # vs_cublas reads VS_DOMAIN (full or compact; default full) and VS_SET (targets, wins or all;
 # default targets: issue 6's shapes), VS_ONLY (comma-separated shape names; default all) and
@@ -101,6 +103,46 @@ counters_step() {  # EVALUATIONS
   build/gemmtune tune $1 --domain compact --evaluations "$2" --counters \
     --calibration none --db "$out/counters.db" </dev/null 2>&1 | tail -2 |
     tee -a "$out/counters.txt"
+}
+# ncu_list LIST: Nsight Compute on each "PROBLEM_OPTIONS | CONFIG" line of LIST beside cuBLAS.
+# The stall reasons are named metrics: the sections' csv pages leave their breakdown out.
+stall_metrics=$(printf 'smsp__warp_issue_stalled_%s_per_warp_active.pct,' barrier \
+  long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected \
+  dispatch_stall no_instruction lg_throttle branch_resolving)
+ncu_list() {
+  local n=0 args config
+  while IFS='|' read -r args config; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    /usr/local/cuda/bin/ncu --clock-control none --csv --page details \
+      --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --metrics "${stall_metrics%,}" --log-file "$out/ncu_$n.csv" \
+      build/gemmtune measure $args -c $config -t 0 -r 1 </dev/null >"$out/ncu_$n.txt" \
+      2>&1 || status=1
+    echo "$n: $args $config: $(grep -c gemmtune_kernel "$out/ncu_$n.csv") rows of ours"
+  done < <(grep -v '^#' "$1")
+  # One archive: the machine hands back only so many files.
+  (cd "$out" && tar czf ncu.tgz ncu_*.csv ncu_*.txt && rm -f ncu_*.csv ncu_*.txt)
+}
+# The winners of the vs_cublas tables of this call as "PROBLEM_OPTIONS | CONFIG" lines.
+vs_cublas_winners() {
+  local f
+  for f in "$out"/vs_cublas_*.txt; do
+    [[ -e $f ]] || continue
+    awk '$1 ~ /^[sdcz]$/ {
+      shape = ""; config = ""
+      for (i = 2; i <= NF; ++i) {
+        if ($i ~ /^[0-9]+x[0-9]+x[0-9]+(x[0-9]+)?$/) shape = $i
+        if ($i ~ /^BM[0-9]+_/) config = $i
+      }
+      if (shape == "" || config == "") next
+      split(shape, d, "x")
+      printf "-p %s -m %s -n %s -k %s%s | %s\n", $1, d[1], d[2], d[3], \
+        (4 in d) ? " --batch " d[4] : "", config
+    }' "$f"
+  done
 }
 # Libraries the device lacks travel in build/ (rpath $ORIGIN).
 {
@@ -179,22 +221,15 @@ while [[ $# -gt 0 ]]; do
       shift ;;
     ncu)
       echo "== Nsight Compute on the configurations of $2, beside cuBLAS"
-      n=0
-      while IFS='|' read -r args config; do
-        n=$((n + 1))
-        # shellcheck disable=SC2086
-        /usr/local/cuda/bin/ncu --clock-control none --csv --page details \
-          --section SpeedOfLight --section Occupancy --section LaunchStats \
-          --section WarpStateStats --section SchedulerStats --section InstructionStats \
-          --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-          --log-file "$out/ncu_$n.csv" \
-          build/gemmtune measure $args -c $config -t 0 -r 1 </dev/null >"$out/ncu_$n.txt" \
-          2>&1 || status=1
-        echo "$n: $args $config: $(grep -c gemmtune_kernel "$out/ncu_$n.csv") rows of ours"
-      done < <(grep -v '^#' "$2")
-      # One archive: the machine hands back only so many files.
-      (cd "$out" && tar czf ncu.tgz ncu_*.csv ncu_*.txt && rm -f ncu_*.csv ncu_*.txt)
+      ncu_list "$2"
       shift 2 ;;
+    ncu_winners)
+      list="$out/ncu_list.txt"
+      if [[ $# -gt 1 && -f $2 ]]; then grep -v '^#' "$2" >"$list"; shift; else : >"$list"; fi
+      vs_cublas_winners >>"$list"
+      echo "== Nsight Compute on $(wc -l <"$list") configurations, beside cuBLAS"
+      ncu_list "$list"
+      shift ;;
     *) echo "unknown step $1" >&2; exit 2 ;;
   esac
 done
