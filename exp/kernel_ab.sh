@@ -2,6 +2,7 @@
 # A/B of a kernel-template change: build/gemmtune (with it) against build/gemmtune_base (a copy
 # of the binary before it), the same configurations beside cuBLAS, alternating twice. Kernels are
 # cached by source, so the two binaries never share a cubin. Used for session 18's runs 4-5.
+# Arguments, if any, replace the cases below: each "PROBLEM_OPTIONS|MEASURE_OPTIONS".
 set -u
 export GEMMTUNE_CACHE=/tmp/gemmtune-cache; mkdir -p $GEMMTUNE_CACHE
 cases=(
@@ -17,11 +18,13 @@ cases=(
   "-p s --opb t -m 2048 -n 2048 -k 2048|-t 2"
   "-p c -m 1024 -n 1024 -k 1024|-t 2"
 )
+(($# > 0)) && cases=("$@")
 for round in 1 2; do
   for bin in gemmtune_base gemmtune; do
     for c in "${cases[@]}"; do
       echo "== round $round $bin ${c%%|*}"
-      build/$bin measure ${c%%|*} ${c#*|} -r 50 </dev/null 2>&1 | grep -v "^config" | tail -4
+      # shellcheck disable=SC2086
+      build/$bin measure ${c%%|*} ${c#*|} -r 50 </dev/null 2>&1 | grep -v "^config"
     done
   done
 done
