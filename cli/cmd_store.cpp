@@ -1,4 +1,5 @@
 // gemmtune show / export / import: the store from the command line.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -52,6 +53,11 @@ void run_show(const StoreArgs& a) {
 
 void run_export(const StoreArgs& a) {
   Database db(a.db);
+  if (a.format == "store") {
+    if (a.output.empty()) throw InputError("--format store needs --output FILE");
+    db.backup_to(a.output);
+    return;
+  }
   const std::string text = a.format == "json" ? db.export_json(a.device)
                            : a.format == "csv"
                                ? db.export_csv(a.device)
@@ -73,7 +79,14 @@ void run_import(const StoreArgs& a) {
   Database db(a.db);
   const CsvImportReport r = db.import_csv(text.str());
   std::printf("imported %d attempts, rejected %zu rows\n", r.imported, r.rejected.size());
-  for (const auto& why : r.rejected) std::fprintf(stderr, "rejected %s\n", why.c_str());
+  const std::size_t shown = r.imported == 0 ? 0 : std::min<std::size_t>(r.rejected.size(), 20);
+  for (std::size_t j = 0; j < shown; ++j) std::fprintf(stderr, "rejected %s\n", r.rejected[j].c_str());
+  if (shown < r.rejected.size() && r.imported > 0)
+    std::fprintf(stderr, "... and %zu more rejected rows\n", r.rejected.size() - shown);
+  if (r.imported == 0)
+    throw InputError("'" + a.input + "' holds no valid attempt" +
+                     (r.rejected.empty() ? "" : " (first: " + r.rejected.front() + ")") +
+                     "; the store is unchanged");
 }
 
 }  // namespace
@@ -89,10 +102,12 @@ void register_store(CLI::App& app) {
   show->callback([s] { run_show(*s); });
 
   auto e = std::make_shared<StoreArgs>();
-  auto* exp = app.add_subcommand("export", "every attempt as CSV (the seeds' format) or JSON");
+  auto* exp = app.add_subcommand(
+      "export", "every attempt as CSV (the seeds' format) or JSON, or a consistent copy of the "
+                "store itself (--format store, safe while another process writes it)");
   exp->add_option("--db", e->db, "the store")->capture_default_str();
   exp->add_option("--device", e->device, "only this device");
-  add_format_option(*exp, e->format);
+  exp->add_option("--format,-f", e->format, "csv, json or store")->capture_default_str();
   exp->add_option("--output,-o", e->output, "file (default: standard output)");
   exp->callback([e] { run_export(*e); });
 

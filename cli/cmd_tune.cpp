@@ -21,51 +21,26 @@ namespace {
 struct TuneArgs {
   ProblemOptions problem;
   std::string db = Database::default_path();
-  std::string replay;            // CSV of recorded attempts
-  std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
+  EvaluatorOptions evaluator;
   std::string strategy = "hybrid";
   std::string domain = "full";
   std::string calibration = "auto";
   bool recalibrate = false;
-  bool counters = false;
+  bool counters = false;  // with every measurement (tune)
   std::string objective = "time";
   int evaluations = 0;
   double seconds = 60;
   int compile_top = 64, measure_top = 8;
-  int repetitions = 20;
   unsigned seed = 1;
   int limit = 0;
   int sample = 0;  // sweep: a uniformly random subset of this size (0: every configuration)
-  double timeout = 60;
 };
 
-// The evaluator: a recording when --replay is given, else the local GPU.
-std::unique_ptr<Evaluator> make_evaluator(const TuneArgs& a, const Problem& p) {
-  if (!a.replay.empty()) {
-    std::ifstream in(a.replay);
-    if (!in) throw InputError("cannot read the replay file '" + a.replay + "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    CsvImportReport report;
-    std::vector<Evaluation> recorded;
-    for (const Attempt& at : read_attempts_csv(text.str(), report)) {
-      if (at.problem == p) recorded.push_back(evaluation_from(at));
-    }
-    if (!report.rejected.empty())
-      std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
-                   report.rejected.size(), report.rejected.front().c_str());
-    if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
-    return std::make_unique<ReplayEvaluator>(find_builtin_device(a.gpu), recorded);
-  }
-  if (cuda_device_count() == 0)
-    throw InputError(
-        "no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
-        "--replay FILE); `gemmtune predict` ranks without a GPU");
-  TimingOptions timing;
-  timing.repetitions = a.repetitions;
-  timing.counters = a.counters;
-  timing.energy = parse_objective(a.objective) != Objective::Time;
-  return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, a.timeout);
+EvaluatorOptions evaluator_options(const TuneArgs& a) {
+  EvaluatorOptions o = a.evaluator;
+  o.energy = parse_objective(a.objective) != Objective::Time;
+  o.counters = a.counters;
+  return o;
 }
 
 void report(const Problem& p, const TuneResult& r, const char* what) {
@@ -100,7 +75,7 @@ void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
 
 void run_tune(const TuneArgs& a) {
   const Problem p = a.problem.problem();
-  auto evaluator = make_evaluator(a, p);
+  auto evaluator = make_evaluator(evaluator_options(a), p);
   Database db(a.db);
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
@@ -130,7 +105,7 @@ void run_tune(const TuneArgs& a) {
 
 void run_sweep(const TuneArgs& a) {
   const Problem p = a.problem.problem();
-  auto evaluator = make_evaluator(a, p);
+  auto evaluator = make_evaluator(evaluator_options(a), p);
   Database db(a.db);
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
@@ -187,15 +162,8 @@ void run_sweep(const TuneArgs& a) {
 void add_common(CLI::App& cmd, TuneArgs& a) {
   add_problem_options(cmd, a.problem);
   cmd.add_option("--db", a.db, "the store")->capture_default_str();
-  cmd.add_option("--replay", a.replay, "answer from a CSV of recorded attempts instead of the GPU");
-  cmd.add_option("--gpu", a.gpu, "with --replay: the built-in spec the recording was made on")
-      ->capture_default_str();
+  add_evaluator_options(cmd, a.evaluator);
   cmd.add_option("--evaluations", a.evaluations, "stop after this many measurements (0: no limit)");
-  cmd.add_option("--repetitions,-r", a.repetitions, "timed repetitions per kernel")
-      ->capture_default_str();
-  cmd.add_option("--timeout", a.timeout,
-                 "seconds one measurement may take before its worker is killed")
-      ->capture_default_str();
   add_domain_option(cmd, a.domain);
 }
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   gemmtune::cli::register_store(app);
   gemmtune::cli::register_calibrate(app);
   gemmtune::cli::register_profile(app);
+  gemmtune::cli::register_record(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

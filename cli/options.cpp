@@ -1,6 +1,8 @@
 #include "cli/options.hpp"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "profiler/profiler.hpp"
 #include "store/store.hpp"
@@ -44,6 +46,79 @@ void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required) 
   app.add_option("--batch", o.batch, "strided batch count")->capture_default_str();
   app.add_option("--alpha", o.alpha, "alpha (real part)")->capture_default_str();
   app.add_option("--beta", o.beta, "beta (real part)")->capture_default_str();
+}
+
+Problem parse_problem_line(const std::string& line) {
+  CLI::App app;
+  ProblemOptions o;
+  add_problem_options(app, o);
+  try {
+    app.parse(line, false);
+  } catch (const CLI::ParseError& e) {
+    throw InputError("'" + line + "': " + e.what());
+  }
+  try {
+    return o.problem();
+  } catch (const InputError& e) {
+    throw InputError("'" + line + "': " + e.what());
+  }
+}
+
+std::vector<Problem> read_problems_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read the problems file '" + path + "'");
+  std::vector<Problem> problems;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    try {
+      problems.push_back(parse_problem_line(line.substr(first)));
+    } catch (const InputError& e) {
+      throw InputError(path + " line " + std::to_string(number) + ": " + e.what());
+    }
+  }
+  if (problems.empty()) throw InputError("the problems file '" + path + "' holds no problem");
+  return problems;
+}
+
+void add_evaluator_options(CLI::App& app, EvaluatorOptions& o) {
+  app.add_option("--replay", o.replay, "answer from a CSV of recorded attempts instead of the GPU");
+  app.add_option("--gpu", o.gpu, "with --replay: the built-in spec the recording was made on")
+      ->capture_default_str();
+  app.add_option("--repetitions,-r", o.repetitions, "timed repetitions per kernel")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout,
+                 "seconds one measurement may take before its worker is killed")
+      ->capture_default_str();
+}
+
+std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p) {
+  if (!o.replay.empty()) {
+    std::ifstream in(o.replay);
+    if (!in) throw InputError("cannot read the replay file '" + o.replay + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    CsvImportReport report;
+    std::vector<Evaluation> recorded;
+    for (const Attempt& at : read_attempts_csv(text.str(), report)) {
+      if (at.problem == p) recorded.push_back(evaluation_from(at));
+    }
+    if (!report.rejected.empty())
+      std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
+                   report.rejected.size(), report.rejected.front().c_str());
+    if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
+    return std::make_unique<ReplayEvaluator>(find_builtin_device(o.gpu), recorded);
+  }
+  if (cuda_device_count() == 0)
+    throw InputError(
+        "no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
+        "--replay FILE); `gemmtune predict` ranks without a GPU");
+  TimingOptions timing;
+  timing.repetitions = o.repetitions;
+  timing.counters = o.counters;
+  timing.energy = o.energy;
+  return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, o.timeout);
 }
 
 DeviceSpec GpuOption::device() const {

@@ -2,10 +2,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "core/core.hpp"
 #include "model/model.hpp"
+#include "search/search.hpp"
 
 namespace gemmtune::cli {
 
@@ -17,11 +20,28 @@ struct ProblemOptions {
 };
 void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required = true);
 
+// One problem per line in the options above ("--precision d --m 4096 --n 4096 --k 256");
+// blank lines and lines starting with '#' are skipped. Throws InputError naming the line.
+Problem parse_problem_line(const std::string& line);
+std::vector<Problem> read_problems_file(const std::string& path);
+
 struct GpuOption {
   std::string gpu = "H100-SXM";
   DeviceSpec device() const;  // built-in name, "local", or a path to a JSON spec
 };
 void add_gpu_option(CLI::App& app, GpuOption& o);
+
+// Where measurements come from: a recording (--replay) or the local GPU.
+struct EvaluatorOptions {
+  std::string replay;            // CSV of recorded attempts
+  std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
+  int repetitions = 20;
+  double timeout = 60;
+  bool counters = false, energy = false;
+};
+void add_evaluator_options(CLI::App& app, EvaluatorOptions& o);
+// A replay answers only for the recorded attempts of p; throws InputError without a GPU.
+std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p);
 
 // --domain: which value set the space is enumerated over (SpaceDomain::named).
 void add_domain_option(CLI::App& app, std::string& domain);
@@ -51,5 +71,6 @@ void register_tune(CLI::App& app);
 void register_store(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_profile(CLI::App& app);
+void register_record(CLI::App& app);
 
 }  // namespace gemmtune::cli

@@ -76,6 +76,30 @@ struct Problem {
 Problem make_problem(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, std::int64_t batch = 1);
 
+// Problems drawn at random with a fixed seed: M, N, K log-uniform over [min_size, max_size],
+// every precision and op shape, a share of strided batches of small matrices, of padded odd
+// leading dimensions and of beta = 1; each kept only if it would run under max_seconds at a
+// fraction of the device's peak (sampling_seconds_estimate), so that one run stays short.
+struct DeviceSpec;
+inline constexpr double kSamplingPeakFraction = 0.5;
+inline constexpr std::int64_t kSampledBatchMaxSize = 256;  // batched: sizes up to this
+inline constexpr std::int64_t kSampledMaxBatch = 4096;
+struct ProblemSampling {
+  unsigned seed = 1;
+  int count = 80;
+  std::int64_t min_size = 16, max_size = 16384;
+  double max_seconds = 0.05;
+  double batched_share = 0.15, odd_ld_share = 0.15, beta_share = 0.2;
+  std::vector<Precision> precisions{Precision::S, Precision::D, Precision::C, Precision::Z};
+  void validate() const;  // throws InputError naming the bad field and its limit
+};
+double sampling_seconds_estimate(const Problem& p, const DeviceSpec& device);
+std::vector<Problem> random_problems(const ProblemSampling& sampling,
+                                     const DeviceSpec& device);
+// The problem in the command line's option syntax ("--precision s --opa n ... --k 64"), packed
+// leading dimensions, batch 1, alpha 1 and beta 0 left out.
+std::string problem_options(const Problem& p);
+
 // ---------------------------------------------------------------- kernel configuration
 
 enum class EdgeMode : std::uint8_t { Predicate = 0, Redirect = 1 };

@@ -371,6 +371,18 @@ std::optional<Attempt> Database::best(const std::string& device, const Problem& 
   return best;
 }
 
+void Database::mark_step(const std::string& key, const std::string& note) {
+  Statement s(impl_->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+  s.bind(1, "step:" + key).bind(2, note).step();
+}
+
+std::optional<std::string> Database::step(const std::string& key) const {
+  Statement s(impl_->db, "SELECT value FROM meta WHERE key=?");
+  s.bind(1, "step:" + key);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
 void Database::save_calibration(const std::string& device, const std::string& json) {
   Statement s(impl_->db, "INSERT INTO calibrations(device, json) VALUES(?, ?)");
   s.bind(1, device).bind(2, json).step();
@@ -382,6 +394,21 @@ std::optional<std::string> Database::calibration(const std::string& device) cons
   s.bind(1, device);
   if (!s.step()) return std::nullopt;
   return s.text(0);
+}
+
+void Database::backup_to(const std::string& path) const {
+  sqlite3* dest = nullptr;
+  if (sqlite3_open(path.c_str(), &dest) != SQLITE_OK) {
+    const std::string msg = dest ? sqlite3_errmsg(dest) : "out of memory";
+    sqlite3_close(dest);
+    throw InputError("cannot write the copy '" + path + "': " + msg);
+  }
+  sqlite3_backup* b = sqlite3_backup_init(dest, "main", impl_->db, "main");
+  int rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(dest);
+  if (b) sqlite3_backup_finish(b);
+  const std::string msg = sqlite3_errmsg(dest);
+  sqlite3_close(dest);
+  if (rc != SQLITE_DONE) throw InputError("cannot write the copy '" + path + "': " + msg);
 }
 
 std::string Database::export_csv(const std::string& device) const {

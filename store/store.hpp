@@ -80,8 +80,17 @@ class Database {
   // The fastest ok attempt of exactly this problem.
   std::optional<Attempt> best(const std::string& device, const Problem& p) const;
 
+  // Finished steps of a resumable job (a recording's per-problem tune, say), each with a note,
+  // so that a rerun skips them.
+  void mark_step(const std::string& key, const std::string& note);
+  std::optional<std::string> step(const std::string& key) const;
+
   void save_calibration(const std::string& device, const std::string& json);
   std::optional<std::string> calibration(const std::string& device) const;
+
+  // A consistent copy of the whole store (SQLite's online backup), while others may write it.
+  // Throws InputError naming a path that cannot be written.
+  void backup_to(const std::string& path) const;
 
   // Seeds' CSV: one row per attempt: inputs, status, error, time, GFLOP/s (and the rest).
   std::string export_csv(const std::string& device = "") const;
