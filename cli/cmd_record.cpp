@@ -50,8 +50,8 @@ struct RecordArgs {
 // Identifies a problem within a device's recording: its shape, leading dimensions and beta.
 std::string step_key(const DeviceSpec& d, const Problem& p, const char* step) {
   std::ostringstream o;
-  o << "record/" << d.name << "/" << p.shape_id() << "_ld" << p.lda << "," << p.ldb << ","
-    << p.ldc << "_beta" << p.beta.re << "/" << step;
+  o << "record/" << d.name << "/" << p.shape_id() << "_ld" << p.lda << "," << p.ldb << "," << p.ldc
+    << "_beta" << p.beta.re << "/" << step;
   return o.str();
 }
 
@@ -118,8 +118,8 @@ void run_record(const RecordArgs& a) {
       o.coefficients = stored_coefficients(a.db, d.name, a.calibration);
       const TuneResult r = hybrid_tune(p, *evaluator, o, sink);
       std::ostringstream note;
-      note << "best_s=" << (r.best ? r.best->time_s : 0) << " config="
-           << (r.best ? r.best->config.id() : "none") << " measured=" << r.evaluations
+      note << "best_s=" << (r.best ? r.best->time_s : 0)
+           << " config=" << (r.best ? r.best->config.id() : "none") << " measured=" << r.evaluations
            << " seconds=" << r.seconds;
       db.mark_step(tune_key, note.str());
       std::printf("  tune: %s\n", note.str().c_str());
@@ -143,25 +143,28 @@ void run_record(const RecordArgs& a) {
 
 void register_record(CLI::App& app) {
   auto pa = std::make_shared<ProblemsArgs>();
-  auto* problems = app.add_subcommand(
-      "problems", "print problems drawn at random with a fixed seed, one per line in the "
-                  "problem options' syntax (for record, or held-out checks)");
+  auto* problems =
+      app.add_subcommand("problems",
+                         "print problems drawn at random with a fixed seed, one per line in the "
+                         "problem options' syntax (for record, or held-out checks)");
   problems->add_option("--seed", pa->sampling.seed, "random seed")->capture_default_str();
   problems->add_option("--count", pa->sampling.count, "how many")->capture_default_str();
   problems->add_option("--min-size", pa->sampling.min_size, "smallest M, N, K")
       ->capture_default_str();
   problems->add_option("--max-size", pa->sampling.max_size, "largest M, N, K")
       ->capture_default_str();
-  problems->add_option("--max-ms", pa->max_ms,
-                       "keep problems that run under this many ms at half the GPU's peak")
+  problems
+      ->add_option("--max-ms", pa->max_ms,
+                   "keep problems that run under this many ms at half the GPU's peak")
       ->capture_default_str();
   add_gpu_option(*problems, pa->gpu);
   problems->callback([pa] { run_problems(*pa); });
 
   auto ra = std::make_shared<RecordArgs>();
   auto* record = app.add_subcommand(
-      "record", "record a problems file for calibration: per problem a tune (the reference "
-                "best) and a stratified sample; resumable, each finished step kept in the store");
+      "record",
+      "record a problems file for calibration: per problem a tune (the reference "
+      "best) and a stratified sample; resumable, each finished step kept in the store");
   record->add_option("--problems", ra->problems, "problems file (gemmtune problems)")->required();
   record->add_option("--db", ra->db, "the store")->capture_default_str();
   add_evaluator_options(*record, ra->evaluator);
@@ -174,8 +177,9 @@ void register_record(CLI::App& app) {
   record->add_option("--random", ra->random, "uniformly random configurations, measured")
       ->capture_default_str();
   record->add_option("--seed", ra->seed, "seed of the random draw")->capture_default_str();
-  record->add_option("--seconds", ra->seconds,
-                     "the whole run: no tune starts that could not finish within it (0: none)")
+  record
+      ->add_option("--seconds", ra->seconds,
+                   "the whole run: no tune starts that could not finish within it (0: none)")
       ->capture_default_str();
   record->callback([ra] { run_record(*ra); });
 }

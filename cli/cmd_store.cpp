@@ -80,7 +80,8 @@ void run_import(const StoreArgs& a) {
   const CsvImportReport r = db.import_csv(text.str());
   std::printf("imported %d attempts, rejected %zu rows\n", r.imported, r.rejected.size());
   const std::size_t shown = r.imported == 0 ? 0 : std::min<std::size_t>(r.rejected.size(), 20);
-  for (std::size_t j = 0; j < shown; ++j) std::fprintf(stderr, "rejected %s\n", r.rejected[j].c_str());
+  for (std::size_t j = 0; j < shown; ++j)
+    std::fprintf(stderr, "rejected %s\n", r.rejected[j].c_str());
   if (shown < r.rejected.size() && r.imported > 0)
     std::fprintf(stderr, "... and %zu more rejected rows\n", r.rejected.size() - shown);
   if (r.imported == 0)
@@ -103,8 +104,9 @@ void register_store(CLI::App& app) {
 
   auto e = std::make_shared<StoreArgs>();
   auto* exp = app.add_subcommand(
-      "export", "every attempt as CSV (the seeds' format) or JSON, or a consistent copy of the "
-                "store itself (--format store, safe while another process writes it)");
+      "export",
+      "every attempt as CSV (the seeds' format) or JSON, or a consistent copy of the "
+      "store itself (--format store, safe while another process writes it)");
   exp->add_option("--db", e->db, "the store")->capture_default_str();
   exp->add_option("--device", e->device, "only this device");
   exp->add_option("--format,-f", e->format, "csv, json or store")->capture_default_str();

@@ -94,8 +94,7 @@ struct ProblemSampling {
   void validate() const;  // throws InputError naming the bad field and its limit
 };
 double sampling_seconds_estimate(const Problem& p, const DeviceSpec& device);
-std::vector<Problem> random_problems(const ProblemSampling& sampling,
-                                     const DeviceSpec& device);
+std::vector<Problem> random_problems(const ProblemSampling& sampling, const DeviceSpec& device);
 // The problem in the command line's option syntax ("--precision s --opa n ... --k 64"), packed
 // leading dimensions, batch 1, alpha 1 and beta 0 left out.
 std::string problem_options(const Problem& p);

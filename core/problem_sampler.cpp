@@ -61,8 +61,8 @@ std::vector<Problem> random_problems(const ProblemSampling& s, const DeviceSpec&
   for (int tries = 0; int(out.size()) < s.count; ++tries) {
     if (tries >= max_tries)
       throw InputError("no problem of sizes " + std::to_string(s.min_size) + ".." +
-                       std::to_string(s.max_size) + " runs under " +
-                       std::to_string(s.max_seconds) + " s on " + device.name);
+                       std::to_string(s.max_size) + " runs under " + std::to_string(s.max_seconds) +
+                       " s on " + device.name);
     Problem p;
     p.precision =
         s.precisions[std::uniform_int_distribution<size_t>(0, s.precisions.size() - 1)(rng)];
