@@ -1,10 +1,14 @@
 // bench/model_accuracy: how well the model ranks recorded measurements, before and after
-// calibration, on problems held out of the fit (leave-one-class-out cross-validation).
-//   model_accuracy [FILE.csv] [--gpu H100-SXM] [--folds class|problem]
+// calibration, on problems held out of the fit: k folds of problems drawn at random (the way a
+// user meets unseen problems), or leave-one-class-out.
+//   model_accuracy [FILE.csv ...] [--gpu H100-SXM] [--by problem|class] [--folds K|all] [--seed S]
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "model/model.hpp"
@@ -47,25 +51,69 @@ void print(const char* title, const QualityReport& before, const QualityReport& 
       before.shortlist10_rate, after.shortlist10_rate);
 }
 
-}  // namespace
+// One report's peak scores and correlations, as a row of the fold tables.
+void print_summary_row(const std::string& fold, const char* model, const QualityReport& q) {
+  std::printf("%-6s %8zu  %-12s %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f\n", fold.c_str(),
+              q.problems.size(), model, q.median_pick_fraction, q.p10_pick_fraction,
+              q.median_top5_fraction, q.p10_top5_fraction, q.median_spearman, q.median_kendall);
+}
 
-int main(int argc, char** argv) try {
-  std::string path = GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv", gpu = "H100-SXM",
-              folds = "class";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--gpu" && i + 1 < argc) {
-      gpu = argv[++i];
-    } else if (a == "--folds" && i + 1 < argc) {
-      folds = argv[++i];
-    } else {
-      path = a;
-    }
+void print_summary_header() {
+  std::printf("%-6s %8s  %-12s %8s %8s  %8s %8s  %8s %8s\n", "fold", "problems", "model",
+              "pick med", "pick p10", "top5 med", "top5 p10", "rho med", "tau med");
+}
+
+// A fold's problems, each ranked by the uncalibrated (0) and by the fold's calibrated model.
+void print_fold(const FoldQuality& f, int k) {
+  std::printf("fold %d/%d: %zu problems held out (%zu samples), fitted on %zu samples in %.1f s\n",
+              f.fold + 1, k, f.calibrated.problems.size(), f.held_samples, f.train_samples,
+              f.fit_seconds);
+  std::printf("%-36s %5s  %7s %7s  %7s %7s  %7s %7s  %7s %7s\n", "problem", "n", "pick0", "pick",
+              "top5_0", "top5", "rho0", "rho", "tau0", "tau");
+  std::map<std::string, RankQuality> before;
+  for (const auto& q : f.uncalibrated.problems) before[q.problem] = q;
+  for (const auto& q : f.calibrated.problems) {
+    const auto& o = before[q.problem];
+    std::printf("%-36s %5zu  %7.3f %7.3f  %7.3f %7.3f  %7.3f %7.3f  %7.3f %7.3f\n",
+                q.problem.c_str(), q.samples, o.pick_fraction, q.pick_fraction, o.top5_fraction,
+                q.top5_fraction, o.spearman, q.spearman, o.kendall, q.kendall);
   }
-  const DeviceSpec device = find_builtin_device(gpu);
-  const auto samples = load(path);
+  print_summary_header();
+  print_summary_row(std::to_string(f.fold + 1), "uncalibrated", f.uncalibrated);
+  print_summary_row(std::to_string(f.fold + 1), "calibrated", f.calibrated);
+  std::printf("\n");
+}
 
-  const auto t0 = std::chrono::steady_clock::now();
+// k-fold cross-validation over problems, each fold printed as it is done, then all of them.
+void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
+                std::uint32_t seed) {
+  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  std::printf("held out by problem: %zu problems in %d folds (seed %u), %zu samples\n\n",
+              folds.size(), k, seed, samples.size());
+  std::vector<FoldQuality> done;
+  for (int f = 0; f < k; ++f) {
+    done.push_back(evaluate_fold(device, samples, folds, f));
+    print_fold(done.back(), k);
+    std::fflush(stdout);
+  }
+  const ProblemCrossValidation cv = pool_folds(std::move(done));
+  std::printf(
+      "held out by problem, %d folds (seed %u): pick = best measured / measured of the model's "
+      "top-1, top5 = best / fastest of its top 5; median and 10th percentile over problems\n",
+      k, seed);
+  print_summary_header();
+  for (const auto& f : cv.folds) {
+    print_summary_row(std::to_string(f.fold + 1), "uncalibrated", f.uncalibrated);
+    print_summary_row(std::to_string(f.fold + 1), "calibrated", f.calibrated);
+  }
+  print_summary_row("all", "uncalibrated", cv.uncalibrated);
+  print_summary_row("all", "calibrated", cv.calibrated);
+}
+
+// Leave-one-class-out: each class's problems are ranked by coefficients fitted without them,
+// after an in-sample fit on everything. The coefficients alone and the correction alone are
+// reported too, to show what each stage adds.
+void by_class(const DeviceSpec& device, const std::vector<CalibrationSample>& samples) {
   const CalibrationResult all = calibrate(device, samples);
   std::printf(
       "calibration of all %zu samples: loss %.4f -> %.4f (coefficients, %d evaluations) -> %.4f "
@@ -75,19 +123,14 @@ int main(int argc, char** argv) try {
   print("in-sample (fitted on everything)", rank_quality(device, samples, {}),
         rank_quality(device, samples, all.coefficients));
 
-  // Cross-validation: each fold's problems are ranked by coefficients fitted without them. The
-  // coefficients alone and the correction alone are reported too, to show what each stage adds.
   std::map<std::string, std::vector<CalibrationSample>> fold_of;
-  for (const auto& s : samples)
-    fold_of[folds == "problem" ? s.problem.shape_id() : problem_class(s.problem)].push_back(s);
+  for (const auto& s : samples) fold_of[problem_class(s.problem)].push_back(s);
   QualityReport before, coefficients_only, correction_only, after;
   for (const auto& [fold, held] : fold_of) {
     std::vector<CalibrationSample> train;
     for (const auto& s : samples)
-      if ((folds == "problem" ? s.problem.shape_id() : problem_class(s.problem)) != fold)
-        train.push_back(s);
-    CalibrationOptions options = fold_fit_options();
-    const CalibrationResult r = calibrate(device, train, {}, options);
+      if (problem_class(s.problem) != fold) train.push_back(s);
+    const CalibrationResult r = calibrate(device, train, {}, fold_fit_options());
     ModelCoefficients full = r.coefficients, corrected_defaults;
     full.correction = fit_log_time_correction(device, train, r.coefficients);
     corrected_defaults.correction = fit_log_time_correction(device, train, {});
@@ -100,6 +143,7 @@ int main(int argc, char** argv) try {
         "both %.3f (fit %.1f s)\n",
         fold.c_str(), qa.problems.size(), qb.median_spearman, qc.median_spearman,
         qr.median_spearman, qa.median_spearman, r.seconds);
+    std::fflush(stdout);
     for (auto [report, fold_report] : {std::pair{&before, &qb}, std::pair{&coefficients_only, &qc},
                                        std::pair{&correction_only, &qr}, std::pair{&after, &qa}})
       report->problems.insert(report->problems.end(), fold_report->problems.begin(),
@@ -110,6 +154,74 @@ int main(int argc, char** argv) try {
   print("held out (cross-validated): correction on the default coefficients only", before,
         correction_only);
   print("held out (cross-validated): calibrated (coefficients, then correction)", before, after);
+}
+
+// A whole decimal number in [lo, hi]; InputError naming the flag and the value otherwise.
+std::int64_t parse_count(const std::string& flag, const std::string& value, std::int64_t lo,
+                         std::int64_t hi) {
+  std::int64_t v = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (error != std::errc() || end != value.data() + value.size() || v < lo || v > hi)
+    throw InputError(flag + " takes a whole number from " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ", not '" + value + "'");
+  return v;
+}
+
+// --folds: a count from 2 to the number of problems, or "all" for one fold per problem
+// (leave-one-problem-out).
+int fold_count(const std::string& value, const std::vector<CalibrationSample>& samples) {
+  std::set<std::string> keys;
+  for (const auto& s : samples) keys.insert(problem_key(s.problem));
+  const auto problems = std::int64_t(keys.size());
+  if (value == "all") return int(problems);
+  std::int64_t k = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), k);
+  if (error != std::errc() || end != value.data() + value.size() || k < 2 || k > problems)
+    throw InputError("--folds takes 'all' or a count from 2 to " + std::to_string(problems) +
+                     " (the problems in the data), not '" + value + "'");
+  return int(k);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::vector<std::string> paths;
+  std::string gpu = "H100-SXM", by = "problem", folds = "5";
+  std::uint32_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool flag = a.rfind("--", 0) == 0;
+    if (flag && i + 1 >= argc) throw InputError(a + " needs a value");
+    if (a == "--gpu") {
+      gpu = argv[++i];
+    } else if (a == "--by") {
+      by = argv[++i];
+      if (by != "problem" && by != "class")
+        throw InputError("--by takes problem or class, not '" + by + "'");
+    } else if (a == "--folds") {
+      folds = argv[++i];
+    } else if (a == "--seed") {
+      seed = std::uint32_t(parse_count(a, argv[++i], 0, 0xffffffff));
+    } else if (flag) {
+      throw InputError("unknown option '" + a + "'");
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (paths.empty()) paths.push_back(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
+  const DeviceSpec device = find_builtin_device(gpu);
+  std::vector<CalibrationSample> samples;
+  for (const auto& path : paths) {
+    const auto part = load(path);
+    samples.insert(samples.end(), part.begin(), part.end());
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  if (by == "class") {
+    by_class(device, samples);
+  } else {
+    by_problem(device, samples, fold_count(folds, samples), seed);
+  }
   std::printf("total %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -258,12 +259,19 @@ struct RankQuality {
   // The same for the first 10 of the shortlist tune measures first (shortlist_order).
   bool shortlist10 = false;
   double regret = 0;  // measured time of the model's top-1 / best measured (>= 1)
+  // TenSet's peak scores: best measured / measured time of the model's top-1 (1 / regret), and
+  // best measured / fastest measured of the model's top 5; in (0, 1], 1 when the pick is best.
+  double pick_fraction = 0, top5_fraction = 0;
 };
 struct QualityReport {
   std::vector<RankQuality> problems;  // in the order problems first appear in the samples
   double median_spearman = 0, median_kendall = 0, median_regret = 0;
   double top1_rate = 0, top5_rate = 0, top10_rate = 0;  // fraction of problems
   double shortlist10_rate = 0;
+  // Over problems; p10 is the 10th percentile (linear between the two nearest ranks), the
+  // figure a user meets on one problem in ten.
+  double median_pick_fraction = 0, p10_pick_fraction = 0;
+  double median_top5_fraction = 0, p10_top5_fraction = 0;
 };
 // The order in which tune measures a ranked list: the best-predicted configuration of each tile
 // family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.
@@ -275,8 +283,50 @@ void summarize(QualityReport& report);
 // The class a problem belongs to for held-out reporting, such as "s-square", "d-skinny-k",
 // "s-rectangular" (the LU shapes), "s-odd", "s-transposed".
 std::string problem_class(const Problem& p);
-// Problems with fewer than 3 samples are left out (no ranking to speak of).
+// Problems with fewer than 3 samples are left out (no ranking to speak of). Each problem is
+// one problem_key: a shape recorded with two leading dimensions is two rankings.
 QualityReport rank_quality(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                            const ModelCoefficients& coefficients);
+
+// The q-quantile (0 <= q <= 1) of values, linear between the two nearest ranks (NumPy's
+// default); 0 for none.
+double quantile(std::vector<double> values, double q);
+
+// The full identity of a problem for holding it out: its shape id, then the leading dimensions
+// where they are not packed and beta where it is not zero, so a packed beta = 0 problem's key is
+// its shape id.
+std::string problem_key(const Problem& p);
+
+// Each problem of the samples (by problem_key) to a fold in [0, k): the sorted keys shuffled
+// with std::mt19937(seed), the i-th to fold i mod k, so the assignment depends on the set of
+// problems and the seed only, not on the order of the rows. Throws InputError naming k when it
+// is below 2 or above the number of problems.
+std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>& samples, int k,
+                                           std::uint32_t seed);
+
+// One fold of a cross-validation by problem: its problems ranked by the uncalibrated model and
+// by the coefficients fitted on the other folds.
+struct FoldQuality {
+  int fold = 0;
+  std::size_t train_samples = 0, held_samples = 0;
+  double fit_seconds = 0;
+  QualityReport uncalibrated, calibrated;
+};
+struct ProblemCrossValidation {
+  std::vector<FoldQuality> folds;
+  QualityReport uncalibrated, calibrated;  // pooled over the held-out problems of every fold
+};
+// How a fold's coefficients are fitted on its training samples: fit_fold, or another to compare.
+using FoldFit = ModelCoefficients (*)(const DeviceSpec&, const std::vector<CalibrationSample>&);
+// Fits on every fold of `folds` (k_fold_problems) but `fold` and ranks the fold's problems.
+FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                          const std::map<std::string, int>& folds, int fold,
+                          FoldFit fit = fit_fold);
+// The folds' problems together, summarized.
+ProblemCrossValidation pool_folds(std::vector<FoldQuality> folds);
+// k-fold cross-validation over problems: k_fold_problems, then evaluate_fold for each fold.
+ProblemCrossValidation cross_validate_problems(const DeviceSpec& device,
+                                               const std::vector<CalibrationSample>& samples, int k,
+                                               std::uint32_t seed, FoldFit fit = fit_fold);
 
 }  // namespace gemmtune

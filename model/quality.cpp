@@ -1,13 +1,17 @@
 // Rank quality of the model against measurements: Spearman and Kendall correlation, top-k
-// recall and regret, per problem (a ranking only ever compares configurations of one problem).
+// recall, regret and peak scores, per problem (a ranking only ever compares configurations of one
+// problem); and cross-validation with problems held out in k folds.
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <random>
 #include <set>
+#include <sstream>
 
 #include "model/model.hpp"
 
@@ -65,21 +69,35 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  return quantile(std::move(v), 0.5);
+}
+
+// Leading dimensions of 0 are packed ones not yet filled in (Problem::normalized).
+bool packed(const Problem& p) {
+  return (p.lda == 0 || p.lda == p.rows_a()) && (p.ldb == 0 || p.ldb == p.rows_b()) &&
+         (p.ldc == 0 || p.ldc == p.m);
 }
 
 }  // namespace
 
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double at = std::clamp(q, 0.0, 1.0) * double(values.size() - 1);
+  const size_t below = size_t(at);
+  if (below + 1 >= values.size()) return values.back();
+  return values[below] + (at - double(below)) * (values[below + 1] - values[below]);
+}
+
 void summarize(QualityReport& report) {
-  std::vector<double> spearmans, kendalls, regrets;
-  report.top1_rate = report.top5_rate = report.top10_rate = 0;
+  std::vector<double> spearmans, kendalls, regrets, picks, top5s;
+  report.top1_rate = report.top5_rate = report.top10_rate = report.shortlist10_rate = 0;
   for (const auto& q : report.problems) {
     spearmans.push_back(q.spearman);
     kendalls.push_back(q.kendall);
     regrets.push_back(q.regret);
+    picks.push_back(q.pick_fraction);
+    top5s.push_back(q.top5_fraction);
     report.top1_rate += q.top1;
     report.top5_rate += q.top5;
     report.top10_rate += q.top10;
@@ -95,6 +113,10 @@ void summarize(QualityReport& report) {
   report.median_spearman = median(spearmans);
   report.median_kendall = median(kendalls);
   report.median_regret = median(regrets);
+  report.median_pick_fraction = median(picks);
+  report.p10_pick_fraction = quantile(picks, 0.1);
+  report.median_top5_fraction = median(top5s);
+  report.p10_top5_fraction = quantile(top5s, 0.1);
 }
 
 std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>& configs) {
@@ -125,8 +147,9 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
   std::map<std::string, std::vector<const CalibrationSample*>> by_problem;
   for (const auto& s : samples) {
     if (!(s.time_s > 0)) continue;
-    auto& list = by_problem[s.problem.shape_id()];
-    if (list.empty()) order.push_back(s.problem.shape_id());
+    const std::string key = problem_key(s.problem);
+    auto& list = by_problem[key];
+    if (list.empty()) order.push_back(key);
     list.push_back(&s);
   }
   QualityReport report;
@@ -167,10 +190,84 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     for (size_t i = 0; i < std::min<size_t>(10, shortlist.size()); ++i)
       q.shortlist10 = q.shortlist10 || measured[by_model[shortlist[i]]] <= 1.03 * best;
     q.regret = measured[by_model[0]] / best;
+    q.pick_fraction = best / measured[by_model[0]];
+    double fastest_top5 = measured[by_model[0]];
+    for (size_t i = 1; i < std::min<size_t>(5, by_model.size()); ++i)
+      fastest_top5 = std::min(fastest_top5, measured[by_model[i]]);
+    q.top5_fraction = best / fastest_top5;
     report.problems.push_back(q);
   }
   summarize(report);
   return report;
+}
+
+std::string problem_key(const Problem& p) {
+  std::ostringstream key;
+  key << p.shape_id();
+  if (!packed(p)) key << "_ld" << p.lda << 'x' << p.ldb << 'x' << p.ldc;
+  if (p.beta.re != 0 || p.beta.im != 0) {
+    key << "_beta" << p.beta.re;
+    if (p.beta.im != 0) key << (p.beta.im > 0 ? "+" : "") << p.beta.im << 'i';
+  }
+  return key.str();
+}
+
+std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>& samples, int k,
+                                           std::uint32_t seed) {
+  std::set<std::string> unique;
+  for (const auto& s : samples) unique.insert(problem_key(s.problem));
+  if (k < 2 || size_t(k) > unique.size())
+    throw InputError("k = " + std::to_string(k) + " folds: needs 2 to " +
+                     std::to_string(unique.size()) + " (the number of problems)");
+  std::vector<std::string> keys(unique.begin(), unique.end());
+  // Fisher-Yates on the generator's raw output: std::shuffle's algorithm differs between
+  // standard libraries, and the folds must not.
+  std::mt19937 rng(seed);
+  for (size_t i = keys.size() - 1; i > 0; --i) std::swap(keys[i], keys[rng() % (i + 1)]);
+  std::map<std::string, int> folds;
+  for (size_t i = 0; i < keys.size(); ++i) folds[keys[i]] = int(i % size_t(k));
+  return folds;
+}
+
+FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                          const std::map<std::string, int>& folds, int fold, FoldFit fit) {
+  std::vector<CalibrationSample> train, held;
+  for (const auto& s : samples) {
+    const auto it = folds.find(problem_key(s.problem));
+    if (it == folds.end()) throw InputError("problem " + problem_key(s.problem) + " has no fold");
+    (it->second == fold ? held : train).push_back(s);
+  }
+  FoldQuality q;
+  q.fold = fold;
+  q.train_samples = train.size();
+  q.held_samples = held.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  const ModelCoefficients fitted = fit(device, train);
+  q.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  q.uncalibrated = rank_quality(device, held, {});
+  q.calibrated = rank_quality(device, held, fitted);
+  return q;
+}
+
+ProblemCrossValidation pool_folds(std::vector<FoldQuality> folds) {
+  ProblemCrossValidation cv;
+  cv.folds = std::move(folds);
+  for (const auto& f : cv.folds)
+    for (auto [pooled, part] :
+         {std::pair{&cv.uncalibrated, &f.uncalibrated}, std::pair{&cv.calibrated, &f.calibrated}})
+      pooled->problems.insert(pooled->problems.end(), part->problems.begin(), part->problems.end());
+  summarize(cv.uncalibrated);
+  summarize(cv.calibrated);
+  return cv;
+}
+
+ProblemCrossValidation cross_validate_problems(const DeviceSpec& device,
+                                               const std::vector<CalibrationSample>& samples, int k,
+                                               std::uint32_t seed, FoldFit fit) {
+  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  std::vector<FoldQuality> out;
+  for (int f = 0; f < k; ++f) out.push_back(evaluate_fold(device, samples, folds, f, fit));
+  return pool_folds(std::move(out));
 }
 
 }  // namespace gemmtune

@@ -298,3 +298,188 @@ TEST_CASE("tensor-core sweeps in the fit: tensor-core rankings mend, SIMT rankin
 TEST_CASE("calibration refuses nothing to fit") {
   CHECK_THROWS_AS(calibrate(find_builtin_device("H100-SXM"), {}), InputError);
 }
+
+namespace {
+
+// n configurations of p whose predicted times (uncalibrated) differ by more than 1% from one
+// another, fastest predicted first: the model's ranking of them is known without ties.
+std::vector<KernelConfig> ranked_by_model(const Problem& p, const DeviceSpec& d, size_t n) {
+  std::vector<std::pair<double, KernelConfig>> picked;
+  for (const auto& c : pruned_space(p, d, SpaceDomain::named("compact"))) {
+    const double t = predict(p, d, c).time_s;
+    if (std::none_of(picked.begin(), picked.end(),
+                     [&](const auto& q) { return std::abs(q.first / t - 1) < 0.01; }))
+      picked.push_back({t, c});
+    if (picked.size() == n) break;
+  }
+  REQUIRE(picked.size() == n);
+  std::sort(picked.begin(), picked.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<KernelConfig> out;
+  for (const auto& [t, c] : picked) out.push_back(c);
+  return out;
+}
+
+// Samples of p whose measured times, in the model's order, are `times` (milliseconds), added
+// last-predicted first so that row order cannot stand in for the ranking.
+void add_measured(std::vector<CalibrationSample>& samples, const Problem& p, const DeviceSpec& d,
+                  const std::vector<double>& times) {
+  const auto configs = ranked_by_model(p, d, times.size());
+  for (size_t i = times.size(); i-- > 0;) samples.push_back({p, configs[i], -1, times[i] * 1e-3});
+}
+
+}  // namespace
+
+TEST_CASE("quantiles are linear between the nearest ranks") {
+  CHECK(quantile({}, 0.1) == 0);
+  CHECK(quantile({0.7}, 0.1) == 0.7);
+  CHECK(quantile({1, 0.9, 0.8, 0.5, 0.2}, 0.5) == Approx(0.8));
+  CHECK(quantile({1, 0.9, 0.8, 0.5, 0.2}, 0.1) == Approx(0.32));  // 0.2 + 0.4 x (0.5 - 0.2)
+  CHECK(quantile({3, 1, 2, 4}, 0.5) == Approx(2.5));
+  CHECK(quantile({3, 1, 2, 4}, 1.0) == 4);
+}
+
+TEST_CASE("peak scores: the model's top-1 and top-5 as fractions of the best measured") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const Problem a = make_problem(Precision::S, Op::N, Op::N, 2048, 2048, 2048);
+  const Problem b = make_problem(Precision::D, Op::N, Op::N, 1024, 1024, 1024);
+  const Problem c = make_problem(Precision::S, Op::N, Op::N, 6144, 128, 128);
+  std::vector<CalibrationSample> samples;
+  // a: the pick takes 2.0 ms, the best of the top 5 1.0, the best of all (predicted 6th) 0.8.
+  add_measured(samples, a, d, {2.0, 1.5, 1.0, 3.0, 1.25, 0.8});
+  add_measured(samples, b, d, {1.0, 2.0, 3.0, 4.0});  // ranked exactly
+  add_measured(samples, c, d, {2.0, 1.0, 3.0});       // the top 5 holds all three
+  const QualityReport r = rank_quality(d, samples, {});
+  REQUIRE(r.problems.size() == 3);
+  const RankQuality &qa = r.problems[0], &qb = r.problems[1], &qc = r.problems[2];
+  CHECK(qa.problem == a.shape_id());
+  CHECK(qa.pick_fraction == Approx(0.4));
+  CHECK(qa.top5_fraction == Approx(0.8));
+  CHECK(qa.regret == Approx(2.5));
+  CHECK(qa.spearman == Approx(1 - 6.0 * 54 / (6 * 35)));  // squared rank differences sum to 54
+  CHECK(qb.pick_fraction == 1.0);
+  CHECK(qb.top5_fraction == 1.0);
+  CHECK(qb.spearman == Approx(1.0));
+  CHECK(qb.kendall == Approx(1.0));
+  CHECK(qc.pick_fraction == Approx(0.5));
+  CHECK(qc.top5_fraction == 1.0);
+  CHECK(qc.spearman == Approx(0.5));
+  CHECK(qc.kendall == Approx(1.0 / 3));  // one discordant pair of three
+  CHECK(r.median_pick_fraction == Approx(0.5));
+  CHECK(r.p10_pick_fraction == Approx(0.42));  // 0.4 + 0.2 x (0.5 - 0.4)
+  CHECK(r.median_top5_fraction == 1.0);
+  CHECK(r.p10_top5_fraction == Approx(0.84));  // 0.8 + 0.2 x (1 - 0.8)
+  CHECK(r.median_spearman == Approx(0.5));
+  CHECK(r.median_kendall == Approx(1.0 / 3));
+  // Summarizing again gives the same rates, not twice them.
+  QualityReport again = r;
+  summarize(again);
+  CHECK(again.shortlist10_rate == r.shortlist10_rate);
+  CHECK(again.p10_pick_fraction == r.p10_pick_fraction);
+}
+
+TEST_CASE("problem keys tell apart leading dimensions and beta") {
+  Problem p = make_problem(Precision::S, Op::N, Op::T, 1000, 500, 64);
+  CHECK(problem_key(p) == p.shape_id());
+  Problem padded = p;
+  padded.ldc = 1024;
+  CHECK(problem_key(padded) == p.shape_id() + "_ld1000x500x1024");
+  Problem accumulate = p;
+  accumulate.beta = {1.0, 0.0};
+  CHECK(problem_key(accumulate) == p.shape_id() + "_beta1");
+}
+
+TEST_CASE("k folds of problems: deterministic, complete, independent of row order") {
+  std::vector<CalibrationSample> samples;
+  std::set<std::string> keys;
+  for (std::int64_t m : {64, 128, 256, 512, 1000, 1024, 2048, 4096, 4097, 8192}) {
+    const Problem p = make_problem(Precision::S, Op::N, Op::N, m, 256, 128);
+    for (int repeat = 0; repeat < 3; ++repeat) samples.push_back({p, {}, -1, 1e-3});
+    keys.insert(problem_key(p));
+  }
+  Problem padded = samples.front().problem, accumulate = padded;
+  padded.lda = 80;
+  accumulate.beta = {1.0, 0.0};
+  samples.push_back({padded, {}, -1, 1e-3});
+  samples.push_back({accumulate, {}, -1, 1e-3});
+  keys.insert({problem_key(padded), problem_key(accumulate)});
+  REQUIRE(keys.size() == 12);
+
+  const auto folds = k_fold_problems(samples, 5, 1);
+  REQUIRE(folds.size() == keys.size());
+  std::map<int, int> sizes;
+  for (const auto& [key, fold] : folds) {
+    CHECK(keys.count(key) == 1);
+    CHECK(fold >= 0);
+    CHECK(fold < 5);
+    ++sizes[fold];
+  }
+  CHECK(sizes == std::map<int, int>{{0, 3}, {1, 3}, {2, 2}, {3, 2}, {4, 2}});
+  CHECK(k_fold_problems(samples, 5, 1) == folds);
+  std::vector<CalibrationSample> reordered(samples.rbegin(), samples.rend());
+  std::rotate(reordered.begin(), reordered.begin() + 7, reordered.end());
+  CHECK(k_fold_problems(reordered, 5, 1) == folds);
+  CHECK(k_fold_problems(samples, 5, 2) != folds);
+  // One fold per problem: leave-one-problem-out.
+  std::set<int> singles;
+  for (const auto& [key, fold] : k_fold_problems(samples, 12, 7)) singles.insert(fold);
+  CHECK(singles.size() == 12);
+  CHECK_THROWS_WITH(k_fold_problems(samples, 1, 1), Catch::Contains("k = 1 folds"));
+  CHECK_THROWS_WITH(k_fold_problems(samples, 13, 1), Catch::Contains("k = 13 folds"));
+}
+
+TEST_CASE("k-fold cross-validation by problem on recorded sweeps, pooled over every problem") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const std::set<std::string> chosen = {"s_nn_4096x4096x4096_b1", "d_nn_4096x4096x4096_b1",
+                                        "s_nn_6144x128x128_b1",   "d_nn_512x512x512_b1",
+                                        "s_tn_1024x1024x1024_b1", "s_nn_8192x8192x16_b1"};
+  // Every 20th configuration of six problems keeps each fold's fit to a second or two.
+  std::vector<CalibrationSample> subset;
+  std::map<std::string, int> seen;
+  for (const auto& s : recorded())
+    if (chosen.count(s.problem.shape_id()) && seen[s.problem.shape_id()]++ % 20 == 0)
+      subset.push_back(s);
+  REQUIRE(subset.size() > 600);
+
+  const ProblemCrossValidation cv = cross_validate_problems(d, subset, 3, 1);
+  REQUIRE(cv.folds.size() == 3);
+  std::set<std::string> held;
+  for (const auto& f : cv.folds) {
+    CHECK(f.train_samples + f.held_samples == subset.size());
+    CHECK(f.calibrated.problems.size() == 2);
+    for (const auto& q : f.calibrated.problems) CHECK(held.insert(q.problem).second);
+  }
+  CHECK(held == chosen);
+  REQUIRE(cv.calibrated.problems.size() == chosen.size());
+  REQUIRE(cv.uncalibrated.problems.size() == chosen.size());
+  for (const QualityReport* r : {&cv.uncalibrated, &cv.calibrated}) {
+    for (const auto& q : r->problems) {
+      INFO(q.problem);
+      CHECK(q.pick_fraction > 0);
+      CHECK(q.pick_fraction <= 1);
+      CHECK(q.top5_fraction >= q.pick_fraction);
+      CHECK(q.top5_fraction <= 1);
+      CHECK(std::abs(q.spearman) <= 1);
+      CHECK(std::abs(q.kendall) <= 1);
+    }
+    CHECK(r->p10_pick_fraction > 0);
+    CHECK(r->p10_pick_fraction <= r->median_pick_fraction);
+    CHECK(r->median_pick_fraction <= 1);
+    CHECK(r->p10_top5_fraction <= r->median_top5_fraction);
+    CHECK(r->median_top5_fraction <= 1);
+  }
+  // The uncalibrated model does not depend on the folds: pooled, it is the report of the whole.
+  const QualityReport whole = rank_quality(d, subset, {});
+  std::map<std::string, RankQuality> by_id;
+  for (const auto& q : cv.uncalibrated.problems) by_id[q.problem] = q;
+  for (const auto& q : whole.problems) {
+    CHECK(by_id[q.problem].pick_fraction == q.pick_fraction);
+    CHECK(by_id[q.problem].spearman == q.spearman);
+  }
+  CHECK(cv.uncalibrated.median_pick_fraction == whole.median_pick_fraction);
+  CHECK(cv.uncalibrated.p10_top5_fraction == whole.p10_top5_fraction);
+  WARN("3 folds of 6 problems: median pick "
+       << cv.uncalibrated.median_pick_fraction << " -> " << cv.calibrated.median_pick_fraction
+       << ", p10 " << cv.uncalibrated.p10_pick_fraction << " -> " << cv.calibrated.p10_pick_fraction
+       << ", rho " << cv.uncalibrated.median_spearman << " -> " << cv.calibrated.median_spearman);
+}
