@@ -2,6 +2,8 @@
 // calibration, on problems held out of the fit: k folds of problems drawn at random (the way a
 // user meets unseen problems), or leave-one-class-out.
 //   model_accuracy [FILE.csv ...] [--gpu H100-SXM] [--by problem|class] [--folds K|all] [--seed S]
+//   model_accuracy [FILE.csv ...] --calibration FILE.json   (a calibration fitted elsewhere)
+//   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -110,6 +112,47 @@ void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& 
   print_summary_row("all", "calibrated", cv.calibrated);
 }
 
+// Every sample with the uncalibrated model's terms (and a calibration's time, if given), as CSV
+// for study elsewhere.
+void dump(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+          const std::string& calibration, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InputError("cannot write '" + path + "'");
+  const ModelCoefficients cal =
+      calibration.empty() ? ModelCoefficients{} : coefficients_from_file(calibration);
+  out << "problem,precision,op_a,op_b,m,n,k,batch,beta";
+  for (const auto& h : config_csv_header()) out << "," << h;
+  out << ",registers,measured_s,predicted_s,calibrated_s,t_compute,t_smem,t_issue,t_l2,t_dram,"
+         "t_latency,t_launch,t_store,t_split_pass,tiles,wave_efficiency,occupancy,blocks_per_sm,"
+         "fma_count,dram_bytes,l2_bytes,smem_wavefronts,limit\n";
+  for (const auto& s : samples) {
+    const Prediction r = predict(s.problem, device, s.config, {}, s.registers);
+    const Prediction c = predict(s.problem, device, s.config, cal, s.registers);
+    const Problem& p = s.problem;
+    out << problem_key(p) << "," << to_char(p.precision) << "," << to_char(p.op_a) << ","
+        << to_char(p.op_b) << "," << p.m << "," << p.n << "," << p.k << "," << p.batch << ","
+        << p.beta.re;
+    for (int v : config_csv_values(s.config)) out << "," << v;
+    out << "," << r.registers << "," << s.time_s << "," << r.time_s << "," << c.time_s << ","
+        << r.t_compute << "," << r.t_smem << "," << r.t_issue << "," << r.t_l2 << "," << r.t_dram
+        << "," << r.t_latency << "," << r.t_launch << "," << r.t_store << "," << r.t_split_pass
+        << "," << r.tiles << "," << r.wave_efficiency << "," << r.occ.fraction << ","
+        << r.occ.blocks_per_sm << "," << r.fma_count << "," << r.dram_bytes << "," << r.l2_bytes
+        << "," << r.smem_wavefronts << "," << to_string(r.limit) << "\n";
+  }
+}
+
+// A given calibration (fitted elsewhere, none of these samples in its fit) on every problem.
+void with_calibration(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                      const std::string& path) {
+  FoldQuality f;
+  f.held_samples = samples.size();
+  f.uncalibrated = rank_quality(device, samples, {});
+  f.calibrated = rank_quality(device, samples, coefficients_from_file(path));
+  std::printf("every problem ranked by %s, fitted elsewhere\n", path.c_str());
+  print_fold(f, 1);
+}
+
 // Leave-one-class-out: each class's problems are ranked by coefficients fitted without them,
 // after an in-sample fit on everything. The coefficients alone and the correction alone are
 // reported too, to show what each stage adds.
@@ -186,7 +229,7 @@ int fold_count(const std::string& value, const std::vector<CalibrationSample>& s
 
 int main(int argc, char** argv) try {
   std::vector<std::string> paths;
-  std::string gpu = "H100-SXM", by = "problem", folds = "5";
+  std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path;
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -200,6 +243,10 @@ int main(int argc, char** argv) try {
         throw InputError("--by takes problem or class, not '" + by + "'");
     } else if (a == "--folds") {
       folds = argv[++i];
+    } else if (a == "--dump") {
+      dump_path = argv[++i];
+    } else if (a == "--calibration") {
+      calibration = argv[++i];
     } else if (a == "--seed") {
       seed = std::uint32_t(parse_count(a, argv[++i], 0, 0xffffffff));
     } else if (flag) {
@@ -217,7 +264,11 @@ int main(int argc, char** argv) try {
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  if (by == "class") {
+  if (!dump_path.empty()) {
+    dump(device, samples, calibration, dump_path);
+  } else if (!calibration.empty()) {
+    with_calibration(device, samples, calibration);
+  } else if (by == "class") {
     by_class(device, samples);
   } else {
     by_problem(device, samples, fold_count(folds, samples), seed);
