@@ -8,6 +8,7 @@
 #include "cli/options.hpp"
 #include "profiler/profiler.hpp"
 #include "search/search.hpp"
+#include "store/store.hpp"
 
 namespace gemmtune::cli {
 namespace {
@@ -19,6 +20,7 @@ struct MeasureArgs {
   int repetitions = 20;
   std::string format = "table";
   std::string cache = CompileCache::default_directory();
+  std::string db = Database::default_path(), calibration = "auto";
 };
 
 void run(const MeasureArgs& a) {
@@ -27,6 +29,7 @@ void run(const MeasureArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   GpuSession gpu(0);
   const DeviceSpec& d = gpu.device();
+  const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
   std::vector<KernelConfig> configs;
   for (const auto& id : a.configs) {
     const KernelConfig c = KernelConfig::parse(id);
@@ -35,7 +38,8 @@ void run(const MeasureArgs& a) {
     configs.push_back(c);
   }
   if (a.top > 0)
-    for (const auto& r : rank_space(p, d, a.top).top) configs.push_back(r.config);
+    for (const auto& r : rank_space(p, d, a.top, calibration.coefficients).top)
+      configs.push_back(r.config);
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
   CompileCache cache(a.cache);
@@ -46,8 +50,8 @@ void run(const MeasureArgs& a) {
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < configs.size(); ++i) {
     const Measurement m = gpu.measure(p, configs[i], compiled[i], timing);
-    const Prediction pred =
-        predict(p, d, configs[i], {}, compiled[i].ok ? compiled[i].registers : -1);
+    const Prediction pred = predict(p, d, configs[i], calibration.coefficients,
+                                    compiled[i].ok ? compiled[i].registers : -1);
     rows.push_back({{"config", configs[i].id()},
                     {"status", to_string(m.status)},
                     {"error", m.error},
@@ -66,15 +70,20 @@ void run(const MeasureArgs& a) {
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (format == Format::Json) {
-    nlohmann::json out = {
-        {"problem", p.shape_id()},     {"device", d.name}, {"cublas_us", ref.median_s * 1e6},
-        {"cublas_gflops", ref.gflops}, {"wall_s", wall},   {"results", rows}};
+    nlohmann::json out = {{"problem", p.shape_id()},
+                          {"device", d.name},
+                          {"cublas_us", ref.median_s * 1e6},
+                          {"cublas_gflops", ref.gflops},
+                          {"wall_s", wall},
+                          {"calibration", calibration.description},
+                          {"results", rows}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
   std::printf("%s on %s: cuBLAS %.2f us (%.0f GFLOP/s); %zu configurations in %.1f s\n",
               p.shape_id().c_str(), d.name.c_str(), ref.median_s * 1e6, ref.gflops, configs.size(),
               wall);
+  std::printf("calibration: %s\n", calibration.description.c_str());
   std::printf("%-90s %-13s %5s %10s %9s %10s %7s\n", "config", "status", "regs", "meas_us",
               "GFLOP/s", "pred_us", "x cuBLAS");
   for (const auto& r : rows)
@@ -98,6 +107,9 @@ void register_measure(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "cubin cache directory")->capture_default_str();
   add_format_option(*cmd, args->format);
+  add_calibration_option(*cmd, args->calibration);
+  cmd->add_option("--db", args->db, "the store holding calibrations (read only if it exists)")
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

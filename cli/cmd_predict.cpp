@@ -62,7 +62,8 @@ void run(const PredictArgs& a) {
   const Problem problem = a.problem.problem();
   const DeviceSpec device = a.gpu.device();
   const Format format = parse_format(a.format);
-  const ModelCoefficients coefficients = stored_coefficients(a.db, device.name, a.calibration);
+  const ChosenCalibration calibration = calibration_for(a.db, device.name, a.calibration);
+  const ModelCoefficients& coefficients = calibration.coefficients;
   const bool calibrated = !(coefficients == ModelCoefficients{});
   // The shortlist draws from as deep a ranking as tune's does.
   const int depth = a.shortlist ? std::max(2048, a.top * 32) : a.top;
@@ -75,7 +76,8 @@ void run(const PredictArgs& a) {
   if (format == Format::Json) {
     nlohmann::json out = {{"problem", problem.shape_id()}, {"device", device.name},
                           {"evaluated", r.evaluated},      {"seconds", r.seconds},
-                          {"calibrated", calibrated},      {"top", nlohmann::json::array()}};
+                          {"calibrated", calibrated},      {"calibration", calibration.description},
+                          {"top", nlohmann::json::array()}};
     for (size_t i = 0; i < r.top.size(); ++i) out["top"].push_back(to_json(r.top[i], int(i) + 1));
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -97,6 +99,7 @@ void run(const PredictArgs& a) {
   std::printf("%s on %s: %.0f configurations predicted in %.3f s (peak %.0f GFLOP/s, %s model)\n",
               problem.shape_id().c_str(), device.name.c_str(), double(r.evaluated), r.seconds,
               device.peak_gflops(problem.precision), calibrated ? "calibrated" : "uncalibrated");
+  std::printf("calibration: %s\n", calibration.description.c_str());
   std::printf("%4s  %-86s %10s %9s %5s %4s %5s %7s  %s\n", "rank", "config", "time_us", "GFLOP/s",
               "occ%", "blk", "regs", "smem", "limit");
   for (size_t i = 0; i < r.top.size(); ++i) {
@@ -120,7 +123,8 @@ void register_predict(CLI::App& app) {
   add_format_option(*cmd, args->format);
   add_domain_option(*cmd, args->domain);
   add_calibration_option(*cmd, args->calibration);
-  cmd->add_option("--db", args->db, "the store holding calibrations")->capture_default_str();
+  cmd->add_option("--db", args->db, "the store holding calibrations (read only if it exists)")
+      ->capture_default_str();
   cmd->add_flag("--shortlist", args->shortlist,
                 "list in the order tune measures: the best of each tile family (BM, BN, BK, DX, "
                 "DY) first");

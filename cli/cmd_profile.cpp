@@ -86,8 +86,8 @@ void run(const ProfileArgs& a) {
       energy_error = e.what();
     }
   }
-  const Prediction pred =
-      predict(p, d, config, stored_coefficients(a.db, d.name, a.calibration), compiled.registers);
+  const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+  const Prediction pred = predict(p, d, config, calibration.coefficients, compiled.registers);
   const auto rows =
       counters.empty() ? std::vector<CounterComparison>{} : compare_with_model(counters, pred);
 
@@ -122,6 +122,7 @@ void run(const ProfileArgs& a) {
                           {"energy_j", joules},
                           {"gflops_per_joule", gflops_per_j},
                           {"predicted_limit", to_string(pred.limit)},
+                          {"calibration", calibration.description},
                           {"why", pred.why()}};
     for (const auto& r : rows)
       out["comparison"].push_back(
@@ -140,7 +141,8 @@ void run(const ProfileArgs& a) {
   std::printf("%s on %s\n%s\n  measured %.2f us (%.0f GFLOP/s), %d registers\n",
               p.shape_id().c_str(), d.name.c_str(), config.id().c_str(), m.median_s * 1e6, m.gflops,
               compiled.registers);
-  std::printf("  model: %s\n", pred.why().c_str());
+  std::printf("  model (calibration: %s): %s\n", calibration.description.c_str(),
+              pred.why().c_str());
   if (!counter_error.empty()) std::printf("  counters not collected: %s\n", counter_error.c_str());
   if (!rows.empty()) {
     std::printf("\n  %-38s %16s %16s %8s\n", "quantity", "counter", "model", "ratio");

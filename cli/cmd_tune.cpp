@@ -88,7 +88,10 @@ void run_tune(const TuneArgs& a) {
     o.measure_top = a.measure_top;
     o.budget = budget;
     o.domain = SpaceDomain::named(a.domain);
-    o.coefficients = stored_coefficients(a.db, d.name, a.calibration);
+    const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+    std::printf("tune %s: model calibration: %s\n", p.shape_id().c_str(),
+                calibration.description.c_str());
+    o.coefficients = calibration.coefficients;
     o.objective = parse_objective(a.objective);
     r = hybrid_tune(p, *evaluator, o, sink);
   } else if (a.strategy == "random") {

@@ -154,23 +154,32 @@ std::string correction_note(const CalibrationResult& r, const CalibrationOptions
          std::to_string(options.min_correction_problems);
 }
 
+ChosenCalibration calibration_for(const std::string& db_path, const std::string& device_name,
+                                  const std::string& source) {
+  std::unique_ptr<Database> store;
+  if (source == "auto" && std::filesystem::exists(db_path)) {
+    try {
+      store = std::make_unique<Database>(db_path);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "gemmtune: warning: the store's calibration is not used (%s)\n",
+                   e.what());
+    }
+  }
+  ChosenCalibration chosen = choose_calibration(source, device_name, store.get());
+  if (!chosen.warning.empty())
+    std::fprintf(stderr, "gemmtune: warning: %s\n", chosen.warning.c_str());
+  return chosen;
+}
+
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source) {
-  if (source == "none") return {};
-  if (source != "auto") return coefficients_from_file(source);
-  if (!std::filesystem::exists(db_path)) return {};
-  try {
-    const auto json = Database(db_path).calibration(device_name);
-    return json ? coefficients_from_json(*json) : ModelCoefficients{};
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "gemmtune: warning: uncalibrated model (%s)\n", e.what());
-    return {};
-  }
+  return calibration_for(db_path, device_name, source).coefficients;
 }
 
 void add_calibration_option(CLI::App& app, std::string& source) {
   app.add_option("--calibration", source,
-                 "model coefficients: auto (the store's for this GPU), none, or a JSON file")
+                 "model coefficients: auto (the store's latest for this GPU, else the one shipped "
+                 "for it), none, or a JSON file")
       ->capture_default_str();
 }
 

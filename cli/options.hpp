@@ -9,6 +9,7 @@
 #include "core/core.hpp"
 #include "model/model.hpp"
 #include "search/search.hpp"
+#include "store/store.hpp"
 
 namespace gemmtune::cli {
 
@@ -50,9 +51,12 @@ enum class Format { Table, Json, Csv };
 Format parse_format(const std::string& text);
 void add_format_option(CLI::App& app, std::string& format);
 
-// The model coefficients to rank with. source: "auto" (the store's latest calibration for
-// device_name when the store exists, else the defaults), "none" (the defaults), or a JSON file.
-// A store that cannot be read is reported on stderr and the defaults used.
+// The calibration to rank with (choose_calibration: "auto", "none" or a JSON file) for the store
+// at db_path, which is opened only when it exists. A refused calibration in auto mode, or a store
+// that cannot be read, is reported on stderr.
+ChosenCalibration calibration_for(const std::string& db_path, const std::string& device_name,
+                                  const std::string& source);
+// Its coefficients alone.
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source);
 void add_calibration_option(CLI::App& app, std::string& source);

@@ -18,7 +18,7 @@ cases=(
 for c in "${cases[@]}"; do
   problem=${c%%|*} ids=${c#*|}
   if [[ $ids == top* ]]; then
-    ids=$(build/gemmtune predict $problem -t 400 -f csv --shortlist --calibration bench/h100_calibration.json |
+    ids=$(build/gemmtune predict $problem -t 400 -f csv --shortlist --calibration calibrations/H100-SXM.json |
       cut -d, -f2 | grep 'VS[24]' | grep -v '_MM' | head -n "${ids#top }" | paste -sd,)
   fi
   ids=${ids//_SL1/}

@@ -37,6 +37,7 @@ constexpr std::array<CoefficientInfo, kCoefficientCount> kInfo{{
 }};
 
 constexpr const char* kCorrectionKey = "log_time_correction";
+constexpr const char* kVersionKey = "model_version";
 
 double finite_number(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
@@ -61,6 +62,26 @@ constexpr std::array<std::pair<const char*, Weights LogTimeCorrection::*>, 4> kW
     {"tensor_core", &LogTimeCorrection::tensor_core},
     {"short_loop", &LogTimeCorrection::short_loop},
 }};
+
+// A feature this model does not compute: a sign of an older model's file when it has no version.
+struct UnknownFeature : InputError {
+  using InputError::InputError;
+};
+
+// "model_version" when present (a positive integer), else the current version: a file written
+// before versions were recorded still reads when its features are this model's.
+int model_version(const nlohmann::json& j) {
+  const auto it = j.find(kVersionKey);
+  if (it == j.end()) return kModelVersion;
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 1)
+    throw InputError(std::string(kVersionKey) + " must be a positive integer, not " + it->dump());
+  return int(std::min<std::int64_t>(it->get<std::int64_t>(), 1 << 30));
+}
+
+std::string version_refusal(const std::string& origin, int version) {
+  return origin + " was fitted for model version " + std::to_string(version) +
+         ", this gemmtune's model is version " + std::to_string(kModelVersion);
+}
 
 LogTimeCorrection correction_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw InputError(std::string(kCorrectionKey) + " must be a JSON object");
@@ -89,7 +110,7 @@ LogTimeCorrection correction_from_json(const nlohmann::json& j) {
     for (const auto& [name, weight] : value.items()) {
       const auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end())
-        throw InputError("unknown correction feature '" + name + "' in " + where);
+        throw UnknownFeature("unknown correction feature '" + name + "' in " + where);
       target[size_t(it - names.begin())] = finite_number(weight, where + "." + name);
     }
   }
@@ -133,6 +154,7 @@ std::array<double, kCoefficientCount> coefficient_upper_bounds() {
 
 std::string coefficients_to_json(const ModelCoefficients& k) {
   nlohmann::json j = nlohmann::json::object();
+  j[kVersionKey] = kModelVersion;
   for (const auto& info : kInfo) j[info.name] = k.*info.member;
   if (!k.correction.empty()) {
     nlohmann::json& correction = j[kCorrectionKey] = nlohmann::json::object();
@@ -146,7 +168,7 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   return j.dump(2);
 }
 
-ModelCoefficients coefficients_from_json(const std::string& text) {
+ModelCoefficients coefficients_from_json(const std::string& text, const std::string& origin) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -154,10 +176,21 @@ ModelCoefficients coefficients_from_json(const std::string& text) {
     throw InputError(std::string("model coefficients are not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw InputError("model coefficients must be a JSON object");
+  const int version = model_version(j);
+  if (version != kModelVersion) throw InputError(version_refusal(origin, version));
   ModelCoefficients k;
   for (const auto& [name, value] : j.items()) {
+    if (name == kVersionKey) continue;
     if (name == kCorrectionKey) {
-      k.correction = correction_from_json(value);
+      // Without a version, the feature names are what tells an older model's file apart.
+      try {
+        k.correction = correction_from_json(value);
+      } catch (const UnknownFeature& e) {
+        if (j.contains(kVersionKey)) throw;
+        throw InputError(std::string(e.what()) + ": " +
+                         version_refusal(origin, kUnversionedModelVersion) +
+                         " (it records no model_version)");
+      }
       continue;
     }
     const auto it = std::find_if(kInfo.begin(), kInfo.end(),
@@ -177,7 +210,7 @@ ModelCoefficients coefficients_from_file(const std::string& path) {
   if (!in) throw InputError("cannot read the calibration file '" + path + "'");
   std::stringstream text;
   text << in.rdbuf();
-  return coefficients_from_json(text.str());
+  return coefficients_from_json(text.str(), path);
 }
 
 }  // namespace gemmtune

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/core.hpp"
@@ -127,12 +129,37 @@ std::array<double, kCoefficientCount> to_array(const ModelCoefficients& k);
 ModelCoefficients from_array(const std::array<double, kCoefficientCount>& v);
 std::array<double, kCoefficientCount> coefficient_lower_bounds();
 std::array<double, kCoefficientCount> coefficient_upper_bounds();
+
+// The version of the model's terms and correction features a calibration is fitted for: raise it
+// whenever a change makes calibrations fitted before it rank wrongly. Every calibration JSON
+// records it as "model_version"; one without it was written before versions were recorded.
+constexpr int kModelVersion = 2;
+// What a calibration without "model_version" and with an unknown correction feature counts as.
+constexpr int kUnversionedModelVersion = 1;
+
+// Writes "model_version": kModelVersion with the coefficients.
 std::string coefficients_to_json(const ModelCoefficients& k);
-// Throws InputError naming a missing, unknown or out-of-bounds coefficient.
-ModelCoefficients coefficients_from_json(const std::string& text);
-// The same, read from a file (`gemmtune calibrate -o`); throws InputError naming an unreadable
-// path.
+// Throws InputError naming a missing, unknown or out-of-bounds coefficient. A calibration of
+// another model version, or one without a version whose correction names an unknown feature, is
+// refused with a message naming both versions, as "<origin> was fitted for model version 1, this
+// gemmtune's model is version 2".
+ModelCoefficients coefficients_from_json(const std::string& text,
+                                         const std::string& origin = "the calibration");
+// The same, read from a file (`gemmtune calibrate -o`), the path as origin; throws InputError
+// naming an unreadable path.
 ModelCoefficients coefficients_from_file(const std::string& path);
+
+// The calibration shipped in the binary (calibrations/<spec name>.json, embedded at build time)
+// for a device named by its built-in spec name ("H100-SXM", or an alias find_builtin_device
+// takes) or by the name the CUDA driver reports for it ("NVIDIA H100 80GB HBM3"); nullopt for a
+// device without one.
+struct ShippedCalibration {
+  std::string spec_name;  // the built-in spec it was recorded on
+  std::string json;
+};
+std::optional<ShippedCalibration> shipped_calibration(std::string_view device_name);
+// The built-in spec names that have a shipped calibration, sorted.
+std::vector<std::string> shipped_calibration_names();
 
 // 32-byte sectors one warp's store of 32 elements of C touches, from the thread layout (DIM_X
 // threads along M, VEC_S consecutive rows each, stored one at a time or with VC1 at once): 4

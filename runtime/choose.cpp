@@ -2,6 +2,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 
 #include "runtime/runtime.hpp"
 #include "search/search.hpp"
@@ -36,26 +37,31 @@ double shape_distance(const Problem& a, const Problem& b) {
 }  // namespace
 
 DispatchChoice choose_kernel(const Problem& p, const DeviceSpec& d, const std::string& db_path) {
-  if (std::filesystem::exists(db_path)) {
-    const Database db(db_path);
+  std::unique_ptr<Database> db;
+  if (std::filesystem::exists(db_path)) db = std::make_unique<Database>(db_path);
+  if (db) {
     std::vector<std::pair<double, Problem>> near;
-    for (const Problem& q : db.problems(d.name)) {
+    for (const Problem& q : db->problems(d.name)) {
       if (q.precision != p.precision || q.op_a != p.op_a || q.op_b != p.op_b) continue;
       near.emplace_back(same_shape(p, q) ? -1.0 : shape_distance(p, q), q);
     }
     std::sort(near.begin(), near.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
     for (const auto& [distance, q] : near) {
-      const auto best = db.best(d.name, q);
+      const auto best = db->best(d.name, q);
       if (!best || check_hard(p, d, best->config)) continue;  // a tuned kernel must be valid here
       return {best->config, distance < 0 ? DispatchSource::Stored : DispatchSource::NearestShape,
-              q.shape_id()};
+              q.shape_id(), ""};
     }
   }
-  const Ranking r = rank_space(p, d, 1);
+  // The same store answers which calibration ranks, so a tune's recalibration reaches gemm().
+  const ChosenCalibration calibration = choose_calibration("auto", d.name, db.get());
+  const Ranking r = rank_space(p, d, 1, calibration.coefficients);
   if (r.top.empty())
     throw InputError("no kernel configuration can run " + p.shape_id() + " on " + d.name);
-  return {r.top.front().config, DispatchSource::Model, ""};
+  return {r.top.front().config, DispatchSource::Model, "",
+          calibration.warning.empty() ? calibration.description
+                                      : calibration.description + ": " + calibration.warning};
 }
 
 }  // namespace gemmtune

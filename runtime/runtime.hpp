@@ -21,11 +21,16 @@ struct DispatchChoice {
   KernelConfig config;
   DispatchSource source = DispatchSource::Model;
   std::string from;  // the stored problem it came from, if any
+  // With DispatchSource::Model: the calibration the model ranked with (choose_calibration's
+  // description, and why a refused one was not used).
+  std::string calibration;
 };
 
 // The choice gemm() makes, without a GPU: the stored best of this exact shape (precision, ops,
 // sizes, leading dimensions, batch), else the stored best of the nearest tuned shape of the same
-// precision and op shape that is valid here, else the model's pick. db_path may not exist.
+// precision and op shape that is valid here, else the model's pick, ranked with the calibration
+// `gemmtune predict` uses by default (the store's for the device, else the shipped one). db_path
+// may not exist.
 DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
                              const std::string& db_path);
 

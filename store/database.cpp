@@ -389,11 +389,19 @@ void Database::save_calibration(const std::string& device, const std::string& js
 }
 
 std::optional<std::string> Database::calibration(const std::string& device) const {
+  const auto latest = latest_calibration(device);
+  if (!latest) return std::nullopt;
+  return latest->json;
+}
+
+std::optional<Database::StoredCalibration> Database::latest_calibration(
+    const std::string& device) const {
   Statement s(impl_->db,
-              "SELECT json FROM calibrations WHERE device=? ORDER BY rowid DESC LIMIT 1");
+              "SELECT json, created_at FROM calibrations WHERE device=? ORDER BY rowid DESC "
+              "LIMIT 1");
   s.bind(1, device);
   if (!s.step()) return std::nullopt;
-  return s.text(0);
+  return StoredCalibration{s.text(0), s.text(1)};
 }
 
 void Database::backup_to(const std::string& path) const {

@@ -87,6 +87,12 @@ class Database {
 
   void save_calibration(const std::string& device, const std::string& json);
   std::optional<std::string> calibration(const std::string& device) const;
+  struct StoredCalibration {
+    std::string json;
+    std::string created_at;  // UTC, as "2026-11-22T10:15:00Z"
+  };
+  // The latest calibration saved for the device.
+  std::optional<StoredCalibration> latest_calibration(const std::string& device) const;
 
   // A consistent copy of the whole store (SQLite's online backup), while others may write it.
   // Throws InputError naming a path that cannot be written.
@@ -113,5 +119,21 @@ std::string csv_header();
 std::string to_csv_row(const Attempt& a);
 Attempt parse_csv_row(const std::string& line,
                       const std::vector<std::string>& header);  // throws InputError
+
+// The calibration a ranking uses. source "none": the uncalibrated model; a JSON file: that file
+// (throws InputError when it cannot be read or is refused, as for another model version);
+// "auto": the store's latest calibration for the device when `store` (may be null) has one, else
+// the one shipped for it (shipped_calibration), else none. In auto mode a refused calibration
+// leaves the model uncalibrated and `warning` says why.
+struct ChosenCalibration {
+  ModelCoefficients coefficients;
+  // One line on where the coefficients came from: "shipped calibration for H100-SXM (model
+  // v2)", "store calibration of 2026-11-22 10:15:00 UTC for ... (model v2)", "file X (model
+  // v2)", "none".
+  std::string description;
+  std::string warning;  // "" unless auto mode refused a calibration
+};
+ChosenCalibration choose_calibration(const std::string& source, const std::string& device_name,
+                                     const Database* store);
 
 }  // namespace gemmtune

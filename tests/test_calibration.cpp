@@ -2,6 +2,7 @@
 // numbers, so the thresholds mean something.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -73,6 +74,62 @@ TEST_CASE("coefficients round-trip through JSON and bad values are named") {
     const double v = to_array(ModelCoefficients{})[i];
     CHECK(v >= coefficient_lower_bounds()[i]);
     CHECK(v <= coefficient_upper_bounds()[i]);
+  }
+}
+
+TEST_CASE("calibrations record the model version; another version is refused naming both") {
+  ModelCoefficients k;
+  k.fma_efficiency = 0.81;
+  const std::string json = coefficients_to_json(k);
+  CHECK_THAT(json, Catch::Contains("\"model_version\": " + std::to_string(kModelVersion)));
+  CHECK(coefficients_from_json(json) == k);
+  // Another version: refused, whatever its features, with both versions in the message.
+  const std::string other = std::to_string(kModelVersion + 1);
+  CHECK_THROWS_WITH(
+      coefficients_from_json(R"({"model_version": )" + other + R"(, "fma_efficiency": 0.8})",
+                             "old.json"),
+      Catch::Contains("old.json was fitted for model version " + other) &&
+          Catch::Contains("this gemmtune's model is version " + std::to_string(kModelVersion)));
+  CHECK_THROWS_WITH(coefficients_from_json(R"({"model_version": "two"})"),
+                    Catch::Contains("model_version must be a positive integer"));
+  // No version: the current one when its features are this model's, else an older model's.
+  CHECK(coefficients_from_json(R"({"fma_efficiency": 0.81})") == k);
+  CHECK_THROWS_WITH(
+      coefficients_from_json(R"({"log_time_correction": {"all": {"ilp": 1}}})", "x.json"),
+      Catch::Contains("x.json was fitted for model version " +
+                      std::to_string(kUnversionedModelVersion)) &&
+          Catch::Contains("model is version " + std::to_string(kModelVersion)));
+  // A file names itself in the refusal.
+  const std::string path = "gemmtune_test_other_version.json";
+  std::ofstream(path) << R"({"model_version": )" << other << "}";
+  CHECK_THROWS_WITH(coefficients_from_file(path),
+                    Catch::Contains(path + " was fitted for model version " + other));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the shipped calibration is found by spec name and by the driver's name") {
+  for (const char* name : {"H100-SXM", "NVIDIA H100 80GB HBM3", "h100"}) {
+    INFO(name);
+    const auto shipped = shipped_calibration(name);
+    REQUIRE(shipped);
+    CHECK(shipped->spec_name == "H100-SXM");
+    const ModelCoefficients k = coefficients_from_json(shipped->json);
+    CHECK_FALSE(k.correction.empty());
+    CHECK(k.fma_efficiency != ModelCoefficients{}.fma_efficiency);
+    CHECK_THAT(shipped->json,
+               Catch::Contains("\"model_version\": " + std::to_string(kModelVersion)));
+  }
+  for (const char* name : {"RTX4090", "NVIDIA GeForce RTX 4090", "NVIDIA H100 NVL", "B300", ""}) {
+    INFO(name);
+    CHECK_FALSE(shipped_calibration(name));
+  }
+  const auto names = shipped_calibration_names();
+  CHECK(std::find(names.begin(), names.end(), "H100-SXM") != names.end());
+  // Every shipped file is named by a built-in spec and fits this model.
+  for (const auto& name : names) {
+    INFO(name);
+    CHECK(find_builtin_device(name).name == name);
+    CHECK_NOTHROW(coefficients_from_json(shipped_calibration(name)->json));
   }
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "core/core.hpp"
+#include "model/model.hpp"
+#include "store/store.hpp"
 #include "tests/catch.hpp"
 
 namespace {
@@ -184,4 +186,74 @@ TEST_CASE("cli: calibrate, then tune --recalibrate keeps the calibration the nex
   const Run after = run("predict -p d -m 1024 -n 1024 -k 1024 --top 1 --db " + db);
   CHECK_THAT(after.output, Catch::Contains("calibrated correction x"));
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
+
+TEST_CASE("cli: predict ranks with the shipped calibration unless told otherwise", "[cli]") {
+  const std::string db = "gemmtune_cli_calibration_choice.db";
+  const auto clean = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  };
+  clean();
+  const std::string version = std::to_string(gemmtune::kModelVersion);
+  const std::string args =
+      "predict -p s -m 1024 -n 1024 -k 1024 --domain compact --top 1 --db " + db;
+  // The first row of a table or CSV listing: its configuration id.
+  const auto first_config = [](const std::string& out) {
+    const size_t row =
+        out.find("\n   1  ") != std::string::npos ? out.find("\n   1  ") + 7 : out.find("\n1,") + 3;
+    return out.substr(row, out.find_first_of(" ,", row) - row);
+  };
+  const Run shipped = run(args), none = run(args + " --calibration none");
+  INFO(shipped.output << "\n" << none.output);
+  REQUIRE(shipped.status == 0);
+  REQUIRE(none.status == 0);
+  CHECK_THAT(shipped.output,
+             Catch::Contains("\ncalibration: shipped calibration for H100-SXM (model v" + version +
+                             ")\n"));
+  CHECK_THAT(none.output, Catch::Contains("\ncalibration: none\n"));
+  // On this problem the calibration moves the model's pick.
+  CHECK(first_config(shipped.output) != first_config(none.output));
+  CHECK_FALSE(gemmtune::KernelConfig::parse(first_config(shipped.output)).id().empty());
+  // JSON says which calibration ranked; CSV keeps its columns.
+  const Run json = run(args + " --format json");
+  CHECK_THAT(json.output, Catch::Contains("\"calibration\": \"shipped calibration for H100-SXM"));
+  const Run csv = run(args + " --format csv");
+  CHECK_THAT(csv.output,
+             Catch::StartsWith("rank,config,time_us,gflops,occupancy,blocks_per_sm,registers,"
+                               "smem_bytes,limit,compute_us,shared_us,latency_us,l2_us,dram_us,"
+                               "launch_us,wave_efficiency\n1,"));
+  CHECK(first_config(csv.output) == first_config(shipped.output));
+
+  // The store's calibration for the GPU outranks the shipped one.
+  gemmtune::ModelCoefficients own;
+  own.fma_efficiency = 0.6;
+  own.mem_latency_cycles = 1900;
+  gemmtune::Database(db).save_calibration("H100-SXM", gemmtune::coefficients_to_json(own));
+  const Run stored = run(args);
+  INFO(stored.output);
+  CHECK(stored.status == 0);
+  CHECK_THAT(stored.output, Catch::Contains("\ncalibration: store calibration of "));
+
+  // A calibration of another model version: named, it is an error; stored, a warning and the
+  // uncalibrated ranking.
+  const std::string other = std::to_string(gemmtune::kModelVersion + 1);
+  const std::string file = "gemmtune_cli_other_version.json";
+  std::ofstream(file) << R"({"model_version": )" << other << R"(, "fma_efficiency": 0.7})";
+  const Run named = run(args + " --calibration " + file);
+  INFO(named.output);
+  CHECK(named.status == 2);
+  CHECK_THAT(named.output, Catch::Contains(file + " was fitted for model version " + other +
+                                           ", this gemmtune's model is version " + version));
+  CHECK(std::count(named.output.begin(), named.output.end(), '\n') == 1);
+  gemmtune::Database(db).save_calibration(
+      "H100-SXM", R"({"model_version": )" + other + R"(, "fma_efficiency": 0.7})");
+  const Run refused = run(args);
+  INFO(refused.output);
+  CHECK(refused.status == 0);
+  CHECK_THAT(refused.output, Catch::Contains("warning: the store calibration of ") &&
+                                 Catch::Contains("was fitted for model version " + other) &&
+                                 Catch::Contains("\ncalibration: none ("));
+  CHECK(first_config(refused.output) == first_config(none.output));
+  std::remove(file.c_str());
+  clean();
 }

@@ -32,10 +32,17 @@ TEST_CASE("runtime: dispatch prefers stored, then the nearest tuned shape, then 
   const auto path = std::filesystem::temp_directory_path() / "gemmtune_dispatch_test.db";
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
 
-  // No store at all: the model's pick, and the missing file is not created.
+  // No store at all: the model's pick, ranked with the shipped calibration, and the missing
+  // file is not created.
+  const auto shipped = shipped_calibration(d.name);
+  REQUIRE(shipped);
+  const ModelCoefficients shipped_coefficients = coefficients_from_json(shipped->json);
   DispatchChoice c = choose_kernel(shape(1024, 1024, 1024), d, path.string());
   CHECK(c.source == DispatchSource::Model);
-  CHECK(c.config == rank_space(shape(1024, 1024, 1024), d, 1).top.front().config);
+  CHECK(c.config ==
+        rank_space(shape(1024, 1024, 1024), d, 1, shipped_coefficients).top.front().config);
+  CHECK(c.calibration ==
+        "shipped calibration for H100-SXM (model v" + std::to_string(kModelVersion) + ")");
   CHECK_FALSE(std::filesystem::exists(path));
 
   {
@@ -70,5 +77,14 @@ TEST_CASE("runtime: dispatch prefers stored, then the nearest tuned shape, then 
         DispatchSource::Stored);
   CHECK(choose_kernel(shape(1024, 1024, 1024), find_builtin_device("V100"), path.string()).source ==
         DispatchSource::Model);
+  // The store's calibration for the device outranks the shipped one for the model's pick.
+  ModelCoefficients own;
+  own.fma_efficiency = 0.6;
+  own.mem_latency_cycles = 1500;
+  Database(path.string()).save_calibration(d.name, coefficients_to_json(own));
+  c = choose_kernel(z, d, path.string());
+  CHECK(c.source == DispatchSource::Model);
+  CHECK_THAT(c.calibration, Catch::StartsWith("store calibration of "));
+  CHECK(c.config == rank_space(z, d, 1, own).top.front().config);
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
 }

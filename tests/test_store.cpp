@@ -152,3 +152,54 @@ TEST_CASE("store: foreign files and other schema versions are refused and left u
   CHECK_THROWS_WITH(Database(old.path.string()),
                     Catch::Contains("schema version 99") && Catch::Contains("version 1"));
 }
+
+TEST_CASE("store: which calibration ranks: none, a file, the store's, the shipped one", "[store]") {
+  TempDb tmp("gemmtune_store_calibration_choice.db");
+  const std::string device = "NVIDIA H100 80GB HBM3";  // the driver's name for an H100-SXM
+  const std::string version = std::to_string(kModelVersion);
+  const ModelCoefficients shipped = coefficients_from_json(shipped_calibration(device)->json);
+  // No store: the shipped calibration, found by the driver's name.
+  ChosenCalibration c = choose_calibration("auto", device, nullptr);
+  CHECK(c.coefficients == shipped);
+  CHECK(c.description == "shipped calibration for H100-SXM (model v" + version + ")");
+  CHECK(c.warning.empty());
+  c = choose_calibration("none", device, nullptr);
+  CHECK(c.coefficients == ModelCoefficients{});
+  CHECK(c.description == "none");
+  c = choose_calibration("auto", "RTX4090", nullptr);
+  CHECK(c.coefficients == ModelCoefficients{});
+  CHECK_THAT(c.description, Catch::StartsWith("none") && Catch::Contains("RTX4090"));
+  // A store without a calibration for the device: still the shipped one.
+  Database db(tmp.path.string());
+  db.save_calibration("A100-SXM4-80GB", coefficients_to_json(ModelCoefficients{}));
+  CHECK(choose_calibration("auto", device, &db).coefficients == shipped);
+  // The store's latest calibration for the device wins over the shipped one.
+  ModelCoefficients own;
+  own.fma_efficiency = 0.6;
+  db.save_calibration(device, coefficients_to_json(own));
+  c = choose_calibration("auto", device, &db);
+  CHECK(c.coefficients == own);
+  CHECK_THAT(c.description, Catch::StartsWith("store calibration of 20") &&
+                                Catch::Contains("UTC for " + device) &&
+                                Catch::EndsWith("(model v" + version + ")"));
+  // Unless it is refused: another model version is a warning, and the model runs uncalibrated.
+  const std::string other = std::to_string(kModelVersion + 1);
+  db.save_calibration(device, R"({"model_version": )" + other + R"(, "fma_efficiency": 0.7})");
+  c = choose_calibration("auto", device, &db);
+  CHECK(c.coefficients == ModelCoefficients{});
+  CHECK_THAT(c.description, Catch::StartsWith("none"));
+  CHECK_THAT(c.warning, Catch::Contains("was fitted for model version " + other) &&
+                            Catch::Contains("model is version " + version) &&
+                            Catch::Contains("uncalibrated"));
+  // A named file that is refused is an error.
+  const auto file = (fs::temp_directory_path() / "gemmtune_other_version.json").string();
+  std::ofstream(file) << R"({"model_version": )" << other << "}";
+  CHECK_THROWS_AS(choose_calibration(file, device, &db), InputError);
+  CHECK_THROWS_WITH(choose_calibration(file, device, &db),
+                    Catch::Contains(file + " was fitted for model version " + other));
+  std::ofstream(file) << coefficients_to_json(own);
+  c = choose_calibration(file, device, &db);
+  CHECK(c.coefficients == own);
+  CHECK(c.description == "file " + file + " (model v" + version + ")");
+  fs::remove(file);
+}
