@@ -80,6 +80,8 @@ std::vector<KernelConfig> sample_configs(const Problem& p, const Evaluator& eval
 void run_record(const RecordArgs& a) {
   if (a.tune_seconds <= 0)
     throw InputError("--tune-seconds = " + std::to_string(a.tune_seconds) + " must be positive");
+  // One line at a time, so that a log followed from elsewhere shows every finished step.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<Problem> problems = read_problems_file(a.problems);
   Database db(a.db);
   const auto start = std::chrono::steady_clock::now();

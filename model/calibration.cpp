@@ -136,6 +136,9 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   r.correction_refitted = refit;
   r.problems = per_problem.size();
   if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
+  r.coefficients.learned = refit && options.fit_learned
+                               ? fit_learned_correction(device, samples, r.coefficients)
+                               : start.learned;
   r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -145,6 +148,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
 ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& train) {
   ModelCoefficients k = calibrate(device, train, {}, fold_fit_options()).coefficients;
   k.correction = fit_log_time_correction(device, train, k);
+  k.learned = fit_learned_correction(device, train, k);
   return k;
 }
 

@@ -38,6 +38,7 @@ constexpr std::array<CoefficientInfo, kCoefficientCount> kInfo{{
 
 constexpr const char* kCorrectionKey = "log_time_correction";
 constexpr const char* kVersionKey = "model_version";
+constexpr const char* kLearnedKey = "learned_correction";
 
 double finite_number(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
@@ -165,6 +166,8 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
         weights[correction_feature_names()[i]] = (k.correction.*member)[i];
     }
   }
+  // XGBoost's model as one compact string: indented, its node arrays would triple the file.
+  if (!k.learned.empty()) j[kLearnedKey] = k.learned.json;
   return j.dump(2);
 }
 
@@ -191,6 +194,11 @@ ModelCoefficients coefficients_from_json(const std::string& text, const std::str
                          version_refusal(origin, kUnversionedModelVersion) +
                          " (it records no model_version)");
       }
+      continue;
+    }
+    if (name == kLearnedKey) {
+      k.learned = TreeEnsemble::from_xgboost_json(value.is_string() ? value.get<std::string>()
+                                                                    : value.dump());
       continue;
     }
     const auto it = std::find_if(kInfo.begin(), kInfo.end(),

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,6 +102,31 @@ struct LogTimeCorrection {
   bool operator==(const LogTimeCorrection&) const = default;
 };
 
+// A tree ensemble fitted by XGBoost on log(measured / predicted), over learned_feature_names():
+// added to the log time after the linear correction. Evaluated here from XGBoost's JSON model
+// (kept in `json`, so a calibration file round-trips), without XGBoost at run time.
+class TreeEnsemble {
+ public:
+  TreeEnsemble();
+  ~TreeEnsemble();
+  TreeEnsemble(const TreeEnsemble&);
+  TreeEnsemble& operator=(const TreeEnsemble&);
+  // Throws InputError for a text that is not an XGBoost JSON model of these features.
+  static TreeEnsemble from_xgboost_json(const std::string& text);
+  bool empty() const { return !trees_; }
+  double evaluate(const std::vector<float>& features) const;  // 0 when empty
+  // The smallest sum any row can reach (base plus each tree's smallest leaf): a bound that lets a
+  // ranking skip configurations that cannot catch up.
+  double lowest() const;
+  std::size_t tree_count() const;
+  bool operator==(const TreeEnsemble& o) const { return json == o.json; }
+  std::string json;  // "" when empty
+
+ private:
+  struct Trees;
+  std::shared_ptr<const Trees> trees_;
+};
+
 // Coefficients the calibration fits; defaults are first-principles guesses for any NVIDIA GPU.
 struct ModelCoefficients {
   double fma_efficiency = 0.92;          // of the FMA pipe peak, when the pipe is the limit
@@ -117,6 +143,7 @@ struct ModelCoefficients {
   double epilogue_cycles_per_elem = 2;   // per C element and thread, store and scale
   double store_bytes_per_clock_sm = 16;  // L1 -> L2 sector traffic of the C stores (and loads)
   LogTimeCorrection correction;          // fitted on measurements; not one of the 13 below
+  TreeEnsemble learned;                  // fitted after the correction, on what it leaves
   bool operator==(const ModelCoefficients&) const = default;
 };
 
@@ -200,6 +227,12 @@ struct Prediction {
   std::string why() const;  // one line: the limiting term and the numbers behind it
 };
 
+// The learned part of predict(): multiplies the prediction (made with everything else) by the
+// trees' bounded factor. The least factor it can apply is learned_factor_floor(trees).
+void apply_learned_correction(const Problem& problem, const KernelConfig& config,
+                              const TreeEnsemble& trees, Prediction& prediction);
+double learned_factor_floor(const TreeEnsemble& trees);
+
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
                    const ModelCoefficients& coefficients = {}, int regs_from_compiler = -1);
@@ -214,6 +247,13 @@ double short_loop_gate(const Problem& p);
 std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
                                                                 const Prediction& uncorrected);
 
+// The learned correction's features: the problem's, the configuration's parameters (its CSV
+// columns) and the uncorrected prediction's terms. Fills `out` (reused, so the hot loop does not
+// allocate).
+const std::vector<std::string>& learned_feature_names();
+void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
+                      std::vector<float>& out);
+
 // One measured configuration: what the calibration fits and the quality report ranks.
 struct CalibrationSample {
   Problem problem;
@@ -226,6 +266,7 @@ struct CalibrationOptions {
   int max_evaluations = 3000;  // of the loss, by the optimizer
   double max_seconds = 50;
   bool fit_correction = true;  // the LogTimeCorrection after the coefficients
+  bool fit_learned = true;     // then the tree ensemble, on what the correction leaves
   // Below either, the start's correction is kept and the coefficients are fitted under it.
   int min_correction_samples = 500;
   int min_correction_problems = 3;
@@ -275,6 +316,21 @@ ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<Calibrati
 LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
                                           const std::vector<CalibrationSample>& samples,
                                           const ModelCoefficients& base);
+
+struct LearnedCorrectionOptions {
+  int rounds = 150;
+  int max_depth = 10;
+  double learning_rate = 0.1;
+  // Weight of a configuration at its problem's best against one far behind it (1), and how fast
+  // it falls with log(time / best); each problem's weights sum alike.
+  double fast_weight = 100, fast_scale = 0.05;
+};
+// XGBoost regression trees on log(measured / predicted by base without its learned part).
+// Throws InputError with fewer than 2 problems.
+TreeEnsemble fit_learned_correction(const DeviceSpec& device,
+                                    const std::vector<CalibrationSample>& samples,
+                                    const ModelCoefficients& base,
+                                    const LearnedCorrectionOptions& options = {});
 
 // How well the model ranks the measured configurations of one problem.
 struct RankQuality {

@@ -65,6 +65,25 @@ const char* to_string(TimeLimit limit) {
   return "?";
 }
 
+// The trees were fitted on the corrected prediction: they read its terms (shares of time_s) as
+// the fit saw them. Bounded like the linear correction, for the same reason.
+constexpr double kLearnedLogBound = 2.0;
+
+void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
+                              Prediction& r) {
+  thread_local std::vector<float> features;
+  learned_features(p, c, r, features);
+  const double factor =
+      std::exp(std::clamp(trees.evaluate(features), -kLearnedLogBound, kLearnedLogBound));
+  r.correction *= factor;
+  r.time_s *= factor;
+  r.gflops = p.flops() / r.time_s * 1e-9;
+}
+
+double learned_factor_floor(const TreeEnsemble& trees) {
+  return std::exp(std::clamp(trees.lowest(), -kLearnedLogBound, kLearnedLogBound));
+}
+
 Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
                    const ModelCoefficients& k, int regs_from_compiler) {
   Prediction r;
@@ -217,6 +236,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     r.correction = std::exp(std::clamp(log_factor, -2.0, 2.0));
     r.time_s *= r.correction;
   }
+  if (!k.learned.empty()) apply_learned_correction(p, c, k.learned, r);
   r.gflops = p.flops() / r.time_s * 1e-9;
   if (r.t_launch > body) {
     r.limit = TimeLimit::Launch;

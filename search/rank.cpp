@@ -30,22 +30,36 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
     std::int64_t evaluated = 0;
   };
   std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
+  // The learned trees cost more than the rest of the model: a configuration whose prediction
+  // before them, times the least factor they can apply, is slower than a full heap's slowest
+  // cannot enter it, so the trees run only where they can change the ranking.
+  ModelCoefficients before_trees = coefficients;
+  before_trees.learned = {};
+  const bool trees = !coefficients.learned.empty();
+  const double floor = trees ? learned_factor_floor(coefficients.learned) : 1.0;
   Ranking r;
-  r.funnel =
-      detail::walk_space(problem, device, domain, options,
-                         [&](const KernelConfig& c, std::uint64_t order, int worker) {
-                           Best& b = best[std::size_t(worker)];
-                           ++b.evaluated;
-                           Candidate cand{{c, predict(problem, device, c, coefficients)}, order};
-                           if (int(b.heap.size()) < top_k) {
-                             b.heap.push_back(std::move(cand));
-                             std::push_heap(b.heap.begin(), b.heap.end(), faster);
-                           } else if (faster(cand, b.heap.front())) {
-                             std::pop_heap(b.heap.begin(), b.heap.end(), faster);
-                             b.heap.back() = std::move(cand);
-                             std::push_heap(b.heap.begin(), b.heap.end(), faster);
-                           }
-                         });
+  r.funnel = detail::walk_space(
+      problem, device, domain, options,
+      [&](const KernelConfig& c, std::uint64_t order, int worker) {
+        Best& b = best[std::size_t(worker)];
+        ++b.evaluated;
+        Candidate cand{{c, predict(problem, device, c, before_trees)}, order};
+        const bool full = int(b.heap.size()) >= top_k;
+        if (trees) {
+          if (full &&
+              cand.ranked.prediction.time_s * floor > b.heap.front().ranked.prediction.time_s)
+            return;
+          apply_learned_correction(problem, c, coefficients.learned, cand.ranked.prediction);
+        }
+        if (!full) {
+          b.heap.push_back(std::move(cand));
+          std::push_heap(b.heap.begin(), b.heap.end(), faster);
+        } else if (faster(cand, b.heap.front())) {
+          std::pop_heap(b.heap.begin(), b.heap.end(), faster);
+          b.heap.back() = std::move(cand);
+          std::push_heap(b.heap.begin(), b.heap.end(), faster);
+        }
+      });
   std::vector<Candidate> all;
   for (Best& b : best) {
     r.evaluated += b.evaluated;

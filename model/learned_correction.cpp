@@ -1,0 +1,220 @@
+// The learned correction: a tree ensemble over named features of the problem, the configuration
+// and the analytical terms. The terms rank what first principles see; the trees learn where a
+// GPU departs from them in ways no single term expresses (which tile wins a small complex
+// problem, when split-K or cp.async pays), and a problem never seen is described by the same
+// features as the recorded ones. Fitted by XGBoost (fit_learned.cpp); evaluated here from its
+// JSON model, so prediction needs no XGBoost at run time.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "model/model.hpp"
+
+namespace gemmtune {
+namespace {
+
+double log2_of(double v) {
+  return std::log2(std::max(v, 1e-30));
+}
+
+struct Input {
+  const Problem& p;
+  const KernelConfig& c;
+  const Prediction& r;
+  double share(double term) const { return r.time_s > 0 ? term / r.time_s : 0.0; }
+};
+
+struct Feature {
+  const char* name;
+  double (*value)(const Input&);
+};
+
+// Of the problem; of the configuration as a whole (its parameters follow, from the config's
+// own column list); of the analytical prediction made without any correction.
+constexpr Feature kProblemFeatures[] = {
+    {"m_log2", [](const Input& in) { return log2_of(double(in.p.m)); }},
+    {"n_log2", [](const Input& in) { return log2_of(double(in.p.n)); }},
+    {"k_log2", [](const Input& in) { return log2_of(double(in.p.k)); }},
+    {"batch_log2", [](const Input& in) { return log2_of(double(in.p.batch)); }},
+    {"precision_s", [](const Input& in) { return in.p.precision == Precision::S ? 1.0 : 0.0; }},
+    {"precision_d", [](const Input& in) { return in.p.precision == Precision::D ? 1.0 : 0.0; }},
+    {"precision_c", [](const Input& in) { return in.p.precision == Precision::C ? 1.0 : 0.0; }},
+    {"precision_z", [](const Input& in) { return in.p.precision == Precision::Z ? 1.0 : 0.0; }},
+    {"a_transposed", [](const Input& in) { return in.p.op_a != Op::N ? 1.0 : 0.0; }},
+    {"b_transposed", [](const Input& in) { return in.p.op_b != Op::N ? 1.0 : 0.0; }},
+    {"beta_nonzero",
+     [](const Input& in) {
+       return in.p.beta != Scalar{0.0, 0.0} ? 1.0 : 0.0;
+     }},
+    {"leading_dims_unaligned",
+     [](const Input& in) { return in.p.lda % 4 || in.p.ldb % 4 || in.p.ldc % 4 ? 1.0 : 0.0; }},
+};
+
+constexpr Feature kTermFeatures[] = {
+    {"thread_tile_m_log2", [](const Input& in) { return log2_of(double(in.c.thr_m())); }},
+    {"thread_tile_n_log2", [](const Input& in) { return log2_of(double(in.c.thr_n())); }},
+    {"threads_log2", [](const Input& in) { return log2_of(double(in.c.threads())); }},
+    {"registers", [](const Input& in) { return double(in.r.registers); }},
+    {"predicted_log", [](const Input& in) { return std::log(std::max(in.r.time_s, 1e-30)); }},
+    {"compute_share", [](const Input& in) { return in.share(in.r.t_compute); }},
+    {"shared_share", [](const Input& in) { return in.share(in.r.t_smem); }},
+    {"issue_share", [](const Input& in) { return in.share(in.r.t_issue); }},
+    {"l2_share", [](const Input& in) { return in.share(in.r.t_l2); }},
+    {"dram_share", [](const Input& in) { return in.share(in.r.t_dram); }},
+    {"latency_share", [](const Input& in) { return in.share(in.r.t_latency); }},
+    {"launch_share", [](const Input& in) { return in.share(in.r.t_launch); }},
+    {"store_share", [](const Input& in) { return in.share(in.r.t_store); }},
+    {"split_pass_share", [](const Input& in) { return in.share(in.r.t_split_pass); }},
+    {"tiles_log2", [](const Input& in) { return log2_of(double(in.r.tiles) + 1); }},
+    {"wave_efficiency", [](const Input& in) { return in.r.wave_efficiency; }},
+    {"occupancy", [](const Input& in) { return in.r.occ.fraction; }},
+    {"blocks_per_sm", [](const Input& in) { return double(in.r.occ.blocks_per_sm); }},
+    {"fmas_per_tile_log2",
+     [](const Input& in) {
+       return log2_of(in.r.fma_count / double(std::max<std::int64_t>(1, in.r.tiles)) + 1);
+     }},
+    {"dram_bytes_log2", [](const Input& in) { return log2_of(in.r.dram_bytes + 1); }},
+    {"l2_bytes_log2", [](const Input& in) { return log2_of(in.r.l2_bytes + 1); }},
+    {"tile_waste_m",
+     [](const Input& in) {
+       const double tiles = std::ceil(double(in.p.m) / in.c.blk_m);
+       return tiles * in.c.blk_m / double(in.p.m);
+     }},
+    {"tile_waste_n",
+     [](const Input& in) {
+       const double tiles = std::ceil(double(in.p.n) / in.c.blk_n);
+       return tiles * in.c.blk_n / double(in.p.n);
+     }},
+};
+
+// XGBoost splits on 32-bit floats: a row goes left when its value is below the threshold.
+struct Node {
+  int left = -1, right = -1, feature = 0;
+  float value = 0;  // the threshold, or the leaf's output
+  bool default_left = true;
+};
+
+}  // namespace
+
+struct TreeEnsemble::Trees {
+  std::vector<Node> nodes;
+  std::vector<int> roots;
+  double base = 0;
+  std::size_t features = 0;
+};
+
+const std::vector<std::string>& learned_feature_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& f : kProblemFeatures) n.emplace_back(f.name);
+    for (const auto& h : config_csv_header()) n.push_back("config_" + h);
+    for (const auto& f : kTermFeatures) n.emplace_back(f.name);
+    return n;
+  }();
+  return names;
+}
+
+void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
+                      std::vector<float>& out) {
+  const Input in{p, c, uncorrected};
+  out.clear();
+  for (const auto& f : kProblemFeatures) out.push_back(float(f.value(in)));
+  for (int v : config_csv_values(c)) out.push_back(float(v));
+  for (const auto& f : kTermFeatures) out.push_back(float(f.value(in)));
+}
+
+TreeEnsemble::TreeEnsemble() = default;
+TreeEnsemble::~TreeEnsemble() = default;
+TreeEnsemble::TreeEnsemble(const TreeEnsemble& o)
+    : json(o.json), trees_(o.trees_ ? std::make_shared<Trees>(*o.trees_) : nullptr) {}
+TreeEnsemble& TreeEnsemble::operator=(const TreeEnsemble& o) {
+  if (this != &o) {
+    json = o.json;
+    trees_ = o.trees_ ? std::make_shared<Trees>(*o.trees_) : nullptr;
+  }
+  return *this;
+}
+
+TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
+  TreeEnsemble e;
+  if (text.empty()) return e;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    auto t = std::make_shared<Trees>();
+    const auto& learner = j.at("learner");
+    t->base = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
+    t->features = std::size_t(
+        std::stoul(learner.at("learner_model_param").at("num_feature").get<std::string>()));
+    const auto names = learner.value("feature_names", std::vector<std::string>{});
+    if (t->features != learned_feature_names().size() ||
+        (!names.empty() && names != learned_feature_names()))
+      throw InputError("the learned correction was fitted on " + std::to_string(t->features) +
+                       " features" + (names.empty() ? "" : " (" + join(names, ", ") + ")") +
+                       ", this model has " + std::to_string(learned_feature_names().size()) + " (" +
+                       join(learned_feature_names(), ", ") + ")");
+    for (const auto& tree : learner.at("gradient_booster").at("model").at("trees")) {
+      const auto left = tree.at("left_children").get<std::vector<int>>();
+      const auto right = tree.at("right_children").get<std::vector<int>>();
+      const auto index = tree.at("split_indices").get<std::vector<int>>();
+      const auto cond = tree.at("split_conditions").get<std::vector<float>>();
+      const auto dleft = tree.at("default_left").get<std::vector<int>>();
+      const int offset = int(t->nodes.size());
+      t->roots.push_back(offset);
+      for (std::size_t i = 0; i < left.size(); ++i) {
+        Node n;
+        n.left = left[i] < 0 ? -1 : left[i] + offset;
+        n.right = right[i] < 0 ? -1 : right[i] + offset;
+        n.feature = index[i];
+        n.value = cond[i];
+        n.default_left = dleft[i] != 0;
+        if (n.left >= 0 && std::size_t(n.feature) >= t->features)
+          throw InputError("a split reads feature " + std::to_string(n.feature) + " of " +
+                           std::to_string(t->features));
+        t->nodes.push_back(n);
+      }
+    }
+    e.trees_ = std::move(t);
+  } catch (const nlohmann::json::exception& ex) {
+    throw InputError(std::string("the learned correction is not an XGBoost JSON model: ") +
+                     ex.what());
+  } catch (const std::invalid_argument& ex) {
+    throw InputError(std::string("the learned correction has an unreadable number: ") + ex.what());
+  }
+  e.json = j.dump();
+  return e;
+}
+
+double TreeEnsemble::evaluate(const std::vector<float>& f) const {
+  if (!trees_) return 0;
+  double sum = trees_->base;
+  for (int root : trees_->roots) {
+    int i = root;
+    while (trees_->nodes[std::size_t(i)].left >= 0) {
+      const Node& n = trees_->nodes[std::size_t(i)];
+      const float v = f[std::size_t(n.feature)];
+      i = std::isnan(v) ? (n.default_left ? n.left : n.right) : (v < n.value ? n.left : n.right);
+    }
+    sum += trees_->nodes[std::size_t(i)].value;
+  }
+  return sum;
+}
+
+double TreeEnsemble::lowest() const {
+  if (!trees_) return 0;
+  double sum = trees_->base;
+  for (std::size_t t = 0; t < trees_->roots.size(); ++t) {
+    const std::size_t end =
+        t + 1 < trees_->roots.size() ? std::size_t(trees_->roots[t + 1]) : trees_->nodes.size();
+    double least = 1e300;
+    for (std::size_t i = std::size_t(trees_->roots[t]); i < end; ++i)
+      if (trees_->nodes[i].left < 0) least = std::min(least, double(trees_->nodes[i].value));
+    sum += least;
+  }
+  return sum;
+}
+
+std::size_t TreeEnsemble::tree_count() const {
+  return trees_ ? trees_->roots.size() : 0;
+}
+
+}  // namespace gemmtune
