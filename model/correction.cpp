@@ -128,6 +128,16 @@ std::array<double, kCorrectionFeatureCount> correction_features(const KernelConf
           std::log2(double(c.dim_y))};
 }
 
+std::optional<Prediction> predict_measured(const DeviceSpec& device, const CalibrationSample& s,
+                                           const ModelCoefficients& coefficients) {
+  if (!(s.time_s > 0)) return std::nullopt;
+  try {
+    return predict(s.problem, device, s.config, coefficients, s.registers);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
 LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
                                           const std::vector<CalibrationSample>& samples,
                                           const ModelCoefficients& base) {
@@ -149,13 +159,9 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
   // uncalibrated model's).
   std::map<std::string, std::vector<Row>> by_problem;
   for (const auto& s : samples) {
-    if (!(s.time_s > 0)) continue;
-    Prediction r;
-    try {
-      r = predict(s.problem, device, s.config, plain, s.registers);
-    } catch (const InputError&) {
-      continue;  // cannot run by the model's resources: nothing to correct
-    }
+    const auto predicted = predict_measured(device, s, plain);
+    if (!predicted) continue;
+    const Prediction& r = *predicted;
     const auto f = correction_features(s.config, r);
     Row row{Eigen::Matrix<double, width, 1>::Zero(),
             std::log(s.time_s / r.time_s),

@@ -53,16 +53,11 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
   const std::size_t width = learned_feature_names().size();
   std::vector<float> data, labels, weights, row;
   for (const auto& s : samples) {
-    if (!(s.time_s > 0)) continue;
-    Prediction r;
-    try {
-      r = predict(s.problem, device, s.config, plain, s.registers);
-    } catch (const InputError&) {
-      continue;  // a configuration this device cannot run says nothing about the others
-    }
-    learned_features(s.problem, s.config, r, row);
+    const auto r = predict_measured(device, s, plain);
+    if (!r) continue;
+    learned_features(s.problem, s.config, *r, row);
     data.insert(data.end(), row.begin(), row.end());
-    labels.push_back(float(std::log(s.time_s / r.time_s)));
+    labels.push_back(float(std::log(s.time_s / r->time_s)));
     const std::string key = problem_key(s.problem);
     const double behind = std::log(s.time_s / best[key]);
     weights.push_back(

@@ -265,6 +265,11 @@ struct CalibrationSample {
   double time_s = 0;   // measured median
 };
 
+// The prediction a fit compares with a sample's measurement: none for a sample without a time
+// or one the device cannot run by the model's resources (it says nothing about the others).
+std::optional<Prediction> predict_measured(const DeviceSpec& device, const CalibrationSample& s,
+                                           const ModelCoefficients& coefficients);
+
 struct CalibrationOptions {
   int max_evaluations = 3000;  // of the loss, by the optimizer
   double max_seconds = 50;
