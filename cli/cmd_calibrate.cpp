@@ -59,8 +59,26 @@ void run(const CalibrateArgs& a) {
       if (!report.rejected.empty())
         std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
                      report.rejected.size(), report.rejected.front().c_str());
+      if (!report.unknown_columns.empty())
+        std::fprintf(stderr, "%s: ignored unknown columns: %s\n", path.c_str(),
+                     join(report.unknown_columns, ", ").c_str());
       attempts.insert(attempts.end(), rows.begin(), rows.end());
     }
+  }
+  // Measurements fit the spec they are interpreted on: say so where the recording's GPU is not it.
+  std::set<std::string> recorded_on;
+  for (const auto& at : attempts) recorded_on.insert(at.device);
+  for (const auto& name : recorded_on) {
+    const std::string spec = spec_name_of(name);
+    if (spec.empty())
+      std::fprintf(stderr,
+                   "warning: attempts recorded on '%s', which matches no built-in spec (%s), are "
+                   "fitted on the %s spec\n",
+                   name.c_str(), join(builtin_device_names(), ", ").c_str(), device.name.c_str());
+    else if (spec != device.name)
+      std::fprintf(stderr,
+                   "warning: attempts recorded on '%s' (spec %s) are fitted on the %s spec\n",
+                   name.c_str(), spec.c_str(), device.name.c_str());
   }
   const auto samples = calibration_samples(attempts);
   if (samples.empty())

@@ -79,6 +79,8 @@ void run_import(const StoreArgs& a) {
   Database db(a.db);
   const CsvImportReport r = db.import_csv(text.str());
   std::printf("imported %d attempts, rejected %zu rows\n", r.imported, r.rejected.size());
+  if (!r.unknown_columns.empty())
+    std::fprintf(stderr, "ignored unknown columns: %s\n", join(r.unknown_columns, ", ").c_str());
   const std::size_t shown = r.imported == 0 ? 0 : std::min<std::size_t>(r.rejected.size(), 20);
   for (std::size_t j = 0; j < shown; ++j)
     std::fprintf(stderr, "rejected %s\n", r.rejected[j].c_str());

@@ -35,7 +35,8 @@ std::string squash(std::string_view s) {
   return out;
 }
 
-// The built-in spec name a device name means, or "" for none.
+}  // namespace
+
 std::string spec_name_of(std::string_view device_name) {
   const std::string wanted = squash(device_name);
   for (const auto& [driver, spec] : kDriverNames)
@@ -46,8 +47,6 @@ std::string spec_name_of(std::string_view device_name) {
     return "";
   }
 }
-
-}  // namespace
 
 std::optional<ShippedCalibration> shipped_calibration(std::string_view device_name) {
   const std::string spec = spec_name_of(device_name);

@@ -155,6 +155,11 @@ std::vector<Attempt> read_attempts_csv(const std::string& text, CsvImportReport&
   std::string line;
   if (!std::getline(in, line)) throw InputError("CSV is empty: expected a header line");
   const std::vector<std::string> header = split_csv(line);
+  std::vector<std::string> known = split_csv(csv_header());
+  known.push_back("counters");
+  for (const auto& column : header)
+    if (std::find(known.begin(), known.end(), column) == known.end())
+      report.unknown_columns.push_back(column);
   std::vector<Attempt> good;
   int number = 1;
   while (std::getline(in, line)) {

@@ -53,7 +53,8 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
 
 struct CsvImportReport {
   int imported = 0;
-  std::vector<std::string> rejected;  // "line N: reason"
+  std::vector<std::string> rejected;         // "line N: reason"
+  std::vector<std::string> unknown_columns;  // in the header, read by nothing (another tool's?)
 };
 
 class Database {

@@ -257,3 +257,80 @@ TEST_CASE("cli: predict ranks with the shipped calibration unless told otherwise
   std::remove(file.c_str());
   clean();
 }
+
+TEST_CASE("cli: problems draws the same list for a seed, in the options' syntax", "[cli]") {
+  const Run a = run("problems --seed 7 --count 12"), b = run("problems --seed 7 --count 12");
+  const Run c = run("problems --seed 8 --count 12");
+  REQUIRE(a.status == 0);
+  CHECK(a.output == b.output);
+  CHECK(a.output != c.output);
+  std::istringstream lines(a.output);
+  std::string line;
+  int problems = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ++problems;
+    // Each line is a problem the other commands take as it is.
+    const Run p = run("predict " + line + " --top 1 --format csv --calibration none");
+    INFO(line << "\n" << p.output);
+    CHECK(p.status == 0);
+  }
+  CHECK(problems == 12);
+  CHECK(run("problems --count 0").status == 2);
+}
+
+TEST_CASE("cli: record resumes where it stopped and keeps what it measured", "[cli]") {
+  const std::string db = "gemmtune_cli_record.db", list = "gemmtune_cli_record.txt";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  {
+    std::ofstream out(list);
+    out << "# two recorded problems\n--precision s --m 512 --n 512 --k 512\n\n"
+        << "--precision d --m 512 --n 512 --k 512\n";
+  }
+  const std::string replay = std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/h100_exhaustive.csv";
+  const std::string args = "record --problems " + list + " --replay " + replay +
+                           " --domain compact --tune-seconds 2 --random 40 --db " + db;
+  const Run first = run(args);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  CHECK_THAT(first.output, Catch::Contains("[1/2] s_nn_512x512x512_b1") &&
+                               Catch::Contains("recorded 2 of 2 problems"));
+  const Run shown = run("show --db " + db);
+  const Run again = run(args);
+  INFO(again.output);
+  CHECK(again.status == 0);
+  CHECK_THAT(again.output, !Catch::Contains("[1/2]") && Catch::Contains("recorded 2 of 2"));
+  CHECK(run("show --db " + db).output == shown.output);  // nothing measured twice
+  {
+    std::ofstream out(list);
+    out << "--precision s --m 512 --n 512 --k 512\n--precision q --m 5 --n 5 --k 5\n";
+  }
+  const Run bad = run(args);
+  CHECK(bad.status == 2);
+  CHECK_THAT(bad.output, Catch::Contains("line 2") && Catch::Contains("precision 'q'"));
+  std::remove(list.c_str());
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
+
+TEST_CASE("cli: import of a file with no valid row fails and names the first bad one", "[cli]") {
+  const std::string db = "gemmtune_cli_import.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+  const Run r = run("import --db " + db + " " + GEMMTUNE_SOURCE_DIR "/README.md");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("holds no valid attempt") &&
+                           Catch::Contains("the store is unchanged"));
+  const std::string csv = "gemmtune_cli_import.csv";
+  {
+    std::ifstream in(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
+    std::ofstream out(csv);
+    std::string line;
+    for (int i = 0; i < 3 && std::getline(in, line); ++i)
+      out << line << (i == 0 ? ",from_another_tool" : ",1") << "\n";
+  }
+  const Run extra = run("import --db " + db + " " + csv);
+  CHECK(extra.status == 0);
+  CHECK_THAT(extra.output, Catch::Contains("imported 2 attempts") &&
+                               Catch::Contains("ignored unknown columns: from_another_tool"));
+  std::remove(csv.c_str());
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}

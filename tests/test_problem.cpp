@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <atomic>
+#include <set>
 
 #include "core/core.hpp"
 #include "tests/catch.hpp"
@@ -94,4 +95,44 @@ TEST_CASE("core: parallel_for runs every index once and passes on the first erro
                         },
                         4),
                     "task 37 failed");
+}
+
+TEST_CASE("random problems: every precision and op shape, sizes and time within bounds") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  ProblemSampling s;
+  s.count = 400;
+  const auto problems = random_problems(s, d);
+  REQUIRE(problems.size() == 400);
+  std::set<char> precisions, ops;
+  int batched = 0, padded = 0, beta = 0;
+  for (const Problem& p : problems) {
+    CHECK_NOTHROW(p.validate());
+    CHECK(p.m >= s.min_size);
+    CHECK(p.m <= s.max_size);
+    CHECK(p.k >= s.min_size);
+    CHECK(p.n <= s.max_size);
+    CHECK(sampling_seconds_estimate(p, d) <= s.max_seconds);
+    precisions.insert(to_char(p.precision));
+    ops.insert(to_char(p.op_a));
+    if (p.op_a == Op::C || p.op_b == Op::C) CHECK(is_complex(p.precision));
+    if (p.batch > 1) {
+      ++batched;
+      CHECK(std::max({p.m, p.n, p.k}) <= kSampledBatchMaxSize);
+    }
+    padded += p.lda != p.rows_a();
+    beta += p.beta.re != 0;
+    // Written out and read back as the command line takes it.
+    CHECK_THAT(problem_options(p), Catch::Contains("--m " + std::to_string(p.m) + " "));
+  }
+  CHECK(precisions == std::set<char>{'S', 'D', 'C', 'Z'});
+  CHECK(ops == std::set<char>{'N', 'T', 'C'});
+  CHECK(batched > 30);
+  CHECK(batched < 100);  // 15% of 400
+  CHECK(padded > 30);
+  CHECK(beta > 40);
+  CHECK(random_problems(s, d) == problems);
+  s.seed = 2;
+  CHECK(random_problems(s, d) != problems);
+  s.max_seconds = 0;
+  CHECK_THROWS_WITH(random_problems(s, d), Catch::Contains("max_seconds"));
 }
