@@ -3,6 +3,7 @@
 // user meets unseen problems), or leave-one-class-out.
 //   model_accuracy [FILE.csv ...] [--gpu H100-SXM] [--by problem|class] [--folds K|all] [--seed S]
 //   model_accuracy [FILE.csv ...] --calibration FILE.json   (a calibration fitted elsewhere)
+//   ... [--registers compiled|estimated]   (the compiler's counts, as tune re-ranks; or predict's)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
 #include <charconv>
 #include <chrono>
@@ -229,7 +230,8 @@ int fold_count(const std::string& value, const std::vector<CalibrationSample>& s
 
 int main(int argc, char** argv) try {
   std::vector<std::string> paths;
-  std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path;
+  std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path,
+              registers = "compiled";
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -243,6 +245,10 @@ int main(int argc, char** argv) try {
         throw InputError("--by takes problem or class, not '" + by + "'");
     } else if (a == "--folds") {
       folds = argv[++i];
+    } else if (a == "--registers") {
+      registers = argv[++i];
+      if (registers != "compiled" && registers != "estimated")
+        throw InputError("--registers takes compiled or estimated, not '" + registers + "'");
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--calibration") {
@@ -263,6 +269,9 @@ int main(int argc, char** argv) try {
     samples.insert(samples.end(), part.begin(), part.end());
   }
 
+  // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
+  if (registers == "estimated")
+    for (auto& s : samples) s.registers = -1;
   const auto t0 = std::chrono::steady_clock::now();
   if (!dump_path.empty()) {
     dump(device, samples, calibration, dump_path);

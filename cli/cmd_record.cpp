@@ -47,7 +47,8 @@ struct RecordArgs {
   double seconds = 0;  // the whole run; 0: no limit
 };
 
-// Identifies a problem within a device's recording: its shape, leading dimensions and beta.
+// A step of one problem's recording on one device. Recorded stores hold these keys: keep the
+// format, or a resumed recording measures its finished problems again.
 std::string step_key(const DeviceSpec& d, const Problem& p, const char* step) {
   std::ostringstream o;
   o << "record/" << d.name << "/" << p.shape_id() << "_ld" << p.lda << "," << p.ldb << "," << p.ldc
@@ -80,6 +81,9 @@ std::vector<KernelConfig> sample_configs(const Problem& p, const Evaluator& eval
 void run_record(const RecordArgs& a) {
   if (a.tune_seconds <= 0)
     throw InputError("--tune-seconds = " + std::to_string(a.tune_seconds) + " must be positive");
+  if (a.random < 0) throw InputError("--random = " + std::to_string(a.random) + " must be >= 0");
+  if (a.model_top < 1)
+    throw InputError("--model-top = " + std::to_string(a.model_top) + " must be >= 1");
   // One line at a time, so that a log followed from elsewhere shows every finished step.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<Problem> problems = read_problems_file(a.problems);
@@ -157,7 +161,8 @@ void register_record(CLI::App& app) {
       ->capture_default_str();
   problems
       ->add_option("--max-ms", pa->max_ms,
-                   "keep problems that run under this many ms at half the GPU's peak")
+                   "keep problems that run under this many ms at " +
+                       std::to_string(int(kSamplingPeakFraction * 100)) + "% of the GPU's peak")
       ->capture_default_str();
   add_gpu_option(*problems, pa->gpu);
   problems->callback([pa] { run_problems(*pa); });

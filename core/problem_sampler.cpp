@@ -45,6 +45,10 @@ void ProblemSampling::validate() const {
     if (share < 0 || share > 1)
       throw InputError("share " + std::to_string(share) + " must lie in [0, 1]");
   if (precisions.empty()) throw InputError("no precision to draw from");
+  if (batched_share > 0 && min_size > kSampledBatchMaxSize)
+    throw InputError("min_size = " + std::to_string(min_size) + " leaves no batched problem (" +
+                     "their sizes are at most " + std::to_string(kSampledBatchMaxSize) +
+                     "); set the batched share to 0");
 }
 
 double sampling_seconds_estimate(const Problem& p, const DeviceSpec& device) {

@@ -49,7 +49,8 @@ struct Objective {
   const DeviceSpec& device;
   const std::vector<CalibrationSample>& samples;
   Array lower, upper;
-  LogTimeCorrection held;  // the correction the coefficients are fitted under
+  LogTimeCorrection held;     // the correction the coefficients are fitted under
+  TreeEnsemble held_learned;  // and the trees fitted after it (kept together, never apart)
   int evaluations = 0;
 
   // The optimizer works on [0, 1] per coefficient so that one step means as much for a
@@ -59,6 +60,7 @@ struct Objective {
     for (size_t i = 0; i < v.size(); ++i) v[i] = lower[i] + unit[i] * (upper[i] - lower[i]);
     ModelCoefficients k = from_array(v);
     k.correction = held;
+    k.learned = held_learned;
     return k;
   }
   static double call(const std::vector<double>& x, std::vector<double>&, void* self) {
@@ -85,8 +87,12 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   const bool refit = options.fit_correction &&
                      usable >= std::size_t(options.min_correction_samples) &&
                      int(per_problem.size()) >= options.min_correction_problems;
-  Objective objective{device, samples, coefficient_lower_bounds(), coefficient_upper_bounds(),
-                      refit ? LogTimeCorrection{} : start.correction};
+  Objective objective{device,
+                      samples,
+                      coefficient_lower_bounds(),
+                      coefficient_upper_bounds(),
+                      refit ? LogTimeCorrection{} : start.correction,
+                      refit ? TreeEnsemble{} : start.learned};
   std::vector<double> x(kCoefficientCount);
   const Array s0 = to_array(start);
   for (size_t i = 0; i < x.size(); ++i)
@@ -136,9 +142,11 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   r.correction_refitted = refit;
   r.problems = per_problem.size();
   if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
-  r.coefficients.learned = refit && options.fit_learned
-                               ? fit_learned_correction(device, samples, r.coefficients)
-                               : start.learned;
+  // Without a refit the start's trees stay, fitted under (Objective::at) as its correction is.
+  if (refit)
+    r.coefficients.learned = options.fit_learned
+                                 ? fit_learned_correction(device, samples, r.coefficients)
+                                 : TreeEnsemble{};
   r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -4,6 +4,7 @@
 // problem, when split-K or cp.async pays), and a problem never seen is described by the same
 // features as the recorded ones. Fitted by XGBoost (fit_learned.cpp); evaluated here from its
 // JSON model, so prediction needs no XGBoost at run time.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -137,15 +138,9 @@ void learned_features(const Problem& p, const KernelConfig& c, const Prediction&
 
 TreeEnsemble::TreeEnsemble() = default;
 TreeEnsemble::~TreeEnsemble() = default;
-TreeEnsemble::TreeEnsemble(const TreeEnsemble& o)
-    : json(o.json), trees_(o.trees_ ? std::make_shared<Trees>(*o.trees_) : nullptr) {}
-TreeEnsemble& TreeEnsemble::operator=(const TreeEnsemble& o) {
-  if (this != &o) {
-    json = o.json;
-    trees_ = o.trees_ ? std::make_shared<Trees>(*o.trees_) : nullptr;
-  }
-  return *this;
-}
+// The trees never change once read: copies share them.
+TreeEnsemble::TreeEnsemble(const TreeEnsemble&) = default;
+TreeEnsemble& TreeEnsemble::operator=(const TreeEnsemble&) = default;
 
 TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
   TreeEnsemble e;
@@ -155,7 +150,12 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
     j = nlohmann::json::parse(text);
     auto t = std::make_shared<Trees>();
     const auto& learner = j.at("learner");
-    t->base = std::stod(learner.at("learner_model_param").at("base_score").get<std::string>());
+    // "5E-1", or "[5E-1]" as newer XGBoost writes it.
+    std::string base = learner.at("learner_model_param").at("base_score").get<std::string>();
+    base.erase(
+        std::remove_if(base.begin(), base.end(), [](char c) { return c == '[' || c == ']'; }),
+        base.end());
+    t->base = std::stod(base);
     t->features = std::size_t(
         std::stoul(learner.at("learner_model_param").at("num_feature").get<std::string>()));
     const auto names = learner.value("feature_names", std::vector<std::string>{});
@@ -171,6 +171,9 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
       const auto index = tree.at("split_indices").get<std::vector<int>>();
       const auto cond = tree.at("split_conditions").get<std::vector<float>>();
       const auto dleft = tree.at("default_left").get<std::vector<int>>();
+      if (right.size() != left.size() || index.size() != left.size() ||
+          cond.size() != left.size() || dleft.size() != left.size())
+        throw InputError("a tree's node arrays differ in length");
       // Breadth-first, so that the two children of a node are adjacent.
       t->roots.push_back(int(t->nodes.size()));
       std::vector<std::pair<int, int>> queue{{0, int(t->nodes.size())}};  // (xgboost id, slot)
@@ -183,6 +186,11 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
         Node& n = t->nodes[std::size_t(slot)];
         n.value = cond[std::size_t(id)];
         if (left[std::size_t(id)] < 0) continue;
+        // XGBoost numbers children after their parent: anything else is a damaged file (and
+        // could loop).
+        if (left[std::size_t(id)] <= id || right[std::size_t(id)] <= id)
+          throw InputError("node " + std::to_string(id) +
+                           " of a tree has a child numbered before it");
         const int feature = index[std::size_t(id)];
         if (feature < 0 || std::size_t(feature) >= t->features)
           throw InputError("a split reads feature " + std::to_string(feature) + " of " +
@@ -199,7 +207,7 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
   } catch (const nlohmann::json::exception& ex) {
     throw InputError(std::string("the learned correction is not an XGBoost JSON model: ") +
                      ex.what());
-  } catch (const std::invalid_argument& ex) {
+  } catch (const std::logic_error& ex) {  // std::stod's invalid_argument and out_of_range
     throw InputError(std::string("the learned correction has an unreadable number: ") + ex.what());
   }
   e.json = j.dump();

@@ -230,6 +230,10 @@ struct Prediction {
   std::string why() const;  // one line: the limiting term and the numbers behind it
 };
 
+// Both corrections are bounded: beyond a factor of e^2 (7.4) on a configuration unlike its
+// training data a fit is more likely wrong than the terms it corrects.
+inline constexpr double kCorrectionLogBound = 2.0;
+
 // The learned part of predict(): multiplies the prediction (made with everything else) by the
 // trees' bounded factor. The least factor it can apply to a configuration of problem p is
 // learned_factor_floor(trees, p).

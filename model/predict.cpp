@@ -66,15 +66,14 @@ const char* to_string(TimeLimit limit) {
 }
 
 // The trees were fitted on the corrected prediction: they read its terms (shares of time_s) as
-// the fit saw them. Bounded like the linear correction, for the same reason.
-constexpr double kLearnedLogBound = 2.0;
+// the fit saw them.
 
 void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
                               Prediction& r) {
   thread_local std::vector<float> features;
   learned_features(p, c, r, features);
   const double factor =
-      std::exp(std::clamp(trees.evaluate(features), -kLearnedLogBound, kLearnedLogBound));
+      std::exp(std::clamp(trees.evaluate(features), -kCorrectionLogBound, kCorrectionLogBound));
   r.correction *= factor;
   r.time_s *= factor;
   r.gflops = p.flops() / r.time_s * 1e-9;
@@ -83,7 +82,7 @@ void apply_learned_correction(const Problem& p, const KernelConfig& c, const Tre
 double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem) {
   std::vector<float> leading;
   learned_problem_features(problem, leading);
-  return std::exp(std::clamp(trees.lowest(leading), -kLearnedLogBound, kLearnedLogBound));
+  return std::exp(std::clamp(trees.lowest(leading), -kCorrectionLogBound, kCorrectionLogBound));
 }
 
 Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
@@ -233,9 +232,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
       log_factor += f[j] * (k.correction.all[j] + (fp64 ? k.correction.fp64[j] : 0.0) +
                             (tensor_core ? k.correction.tensor_core[j] : 0.0) +
                             gate * k.correction.short_loop[j]);
-    // A linear fit extrapolates without limit; beyond a factor of e^2 (7.4) on a configuration
-    // unlike its training data it is more likely wrong than the terms it corrects.
-    r.correction = std::exp(std::clamp(log_factor, -2.0, 2.0));
+    r.correction = std::exp(std::clamp(log_factor, -kCorrectionLogBound, kCorrectionLogBound));
     r.time_s *= r.correction;
   }
   if (!k.learned.empty()) apply_learned_correction(p, c, k.learned, r);

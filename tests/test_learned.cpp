@@ -116,7 +116,8 @@ TEST_CASE("ranking with the trees skips only what cannot enter the top: the same
   const Problem p = make_problem(Precision::C, Op::N, Op::T, 700, 300, 200);
   const double floor = learned_factor_floor(k.learned, p);
   REQUIRE(floor < 1.0);
-  CHECK(floor >= std::exp(std::clamp(k.learned.lowest(), -2.0, 2.0)));
+  CHECK(floor >=
+        std::exp(std::clamp(k.learned.lowest(), -kCorrectionLogBound, kCorrectionLogBound)));
   const Ranking ranked = rank_space(p, d, 25, k);
   std::vector<std::pair<double, std::string>> all;
   for (const auto& c : pruned_space(p, d)) all.emplace_back(predict(p, d, c, k).time_s, c.id());
