@@ -200,6 +200,14 @@ void by_class(const DeviceSpec& device, const std::vector<CalibrationSample>& sa
   print("held out (cross-validated): calibrated (coefficients, then correction)", before, after);
 }
 
+// One of a flag's two values; InputError naming the flag and the value otherwise.
+std::string one_of(const std::string& flag, const std::string& value, const char* first,
+                   const char* second) {
+  if (value != first && value != second)
+    throw InputError(flag + " takes " + first + " or " + second + ", not '" + value + "'");
+  return value;
+}
+
 // A whole decimal number in [lo, hi]; InputError naming the flag and the value otherwise.
 std::int64_t parse_count(const std::string& flag, const std::string& value, std::int64_t lo,
                          std::int64_t hi) {
@@ -240,15 +248,11 @@ int main(int argc, char** argv) try {
     if (a == "--gpu") {
       gpu = argv[++i];
     } else if (a == "--by") {
-      by = argv[++i];
-      if (by != "problem" && by != "class")
-        throw InputError("--by takes problem or class, not '" + by + "'");
+      by = one_of(a, argv[++i], "problem", "class");
     } else if (a == "--folds") {
       folds = argv[++i];
     } else if (a == "--registers") {
-      registers = argv[++i];
-      if (registers != "compiled" && registers != "estimated")
-        throw InputError("--registers takes compiled or estimated, not '" + registers + "'");
+      registers = one_of(a, argv[++i], "compiled", "estimated");
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--calibration") {

@@ -175,6 +175,8 @@ std::vector<std::string> config_csv_header();
 // 0.
 bool config_key_optional(std::string_view key);
 std::vector<int> config_csv_values(const KernelConfig& c);
+// The same into `values` (cleared first), which a hot loop reuses.
+void config_csv_values(const KernelConfig& c, std::vector<int>& values);
 
 // ---------------------------------------------------------------- device description
 
@@ -212,6 +214,9 @@ struct DeviceSpec {
 const std::vector<DeviceSpec>& builtin_devices();
 std::vector<std::string> builtin_device_names();
 DeviceSpec find_builtin_device(std::string_view name);  // throws InputError listing known names
+// The built-in spec a device name means (a spec name, an alias, or the driver's name for the
+// part, such as "NVIDIA H100 80GB HBM3"), or "" for none.
+std::string spec_name_of(std::string_view device_name);
 
 std::string device_to_json(const DeviceSpec& d);
 DeviceSpec device_from_json(const std::string& json_text);  // throws InputError

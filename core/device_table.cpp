@@ -2,6 +2,7 @@
 // read off the lent H100 (../shared/reference/h100_cublas_baseline.txt).
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "core/core.hpp"
 
@@ -38,6 +39,21 @@ DeviceSpec with_fp64_mma(DeviceSpec d, int fmas_per_clock) {
 constexpr std::int64_t KiB = 1024;
 constexpr std::int64_t MiB = 1024 * 1024;
 
+// Names as the CUDA driver reports them (cudaDeviceProp::name, which query_local_device keeps)
+// for the parts a built-in spec describes; other variants (H100 NVL, A100 40GB) are not these
+// specs.
+constexpr std::pair<const char*, const char*> kDriverNames[] = {
+    {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+    {"NVIDIA H100 PCIe", "H100-PCIe"},
+    {"NVIDIA H200", "H200"},
+    {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+    {"Tesla V100-SXM2-16GB", "V100-SXM2"},
+    {"Tesla V100-SXM2-32GB", "V100-SXM2"},
+    {"NVIDIA GeForce RTX 4090", "RTX4090"},
+    {"NVIDIA GeForce GTX 1060 6GB", "GTX1060"},
+};
+
+// Case, spaces, '-' and '_' do not tell names apart.
 std::string squash(std::string_view s) {
   std::string out;
   for (char c : s)
@@ -89,6 +105,17 @@ DeviceSpec find_builtin_device(std::string_view name) {
   if (wanted == "v100") return find_builtin_device("V100-SXM2");
   throw InputError("unknown GPU '" + std::string(name) + "'; known: " +
                    join(builtin_device_names(), ", ") + " (or 'local', or a JSON spec file)");
+}
+
+std::string spec_name_of(std::string_view device_name) {
+  const std::string wanted = squash(device_name);
+  for (const auto& [driver, spec] : kDriverNames)
+    if (squash(driver) == wanted) return spec;
+  try {
+    return find_builtin_device(device_name).name;
+  } catch (const InputError&) {
+    return "";
+  }
 }
 
 double DeviceSpec::peak_gflops(Precision p) const {

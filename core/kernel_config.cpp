@@ -131,11 +131,16 @@ std::vector<std::string> config_csv_header() {
   return names;
 }
 
-std::vector<int> config_csv_values(const KernelConfig& c) {
-  std::vector<int> values;
+void config_csv_values(const KernelConfig& c, std::vector<int>& values) {
+  values.clear();
   for (const Field& f : kFields) values.push_back(c.*f.member);
   values.push_back(static_cast<int>(c.edge));
   for (const OptionalField& f : kOptionalFields) values.push_back(c.*f.member);
+}
+
+std::vector<int> config_csv_values(const KernelConfig& c) {
+  std::vector<int> values;
+  config_csv_values(c, values);
   return values;
 }
 

@@ -132,7 +132,9 @@ void learned_features(const Problem& p, const KernelConfig& c, const Prediction&
   const Input in{p, c, uncorrected};
   out.clear();
   for (const auto& f : kProblemFeatures) out.push_back(float(f.value(in)));
-  for (int v : config_csv_values(c)) out.push_back(float(v));
+  thread_local std::vector<int> parameters;
+  config_csv_values(c, parameters);
+  for (int v : parameters) out.push_back(float(v));
   for (const auto& f : kTermFeatures) out.push_back(float(f.value(in)));
 }
 

@@ -176,9 +176,6 @@ ModelCoefficients coefficients_from_json(const std::string& text,
 // naming an unreadable path.
 ModelCoefficients coefficients_from_file(const std::string& path);
 
-// The built-in spec a device name means (a spec name, an alias, or a driver's name such as
-// "NVIDIA H100 80GB HBM3"), or "" for none.
-std::string spec_name_of(std::string_view device_name);
 // The calibration shipped in the binary (calibrations/<spec name>.json, embedded at build time)
 // for a device named by its built-in spec name ("H100-SXM", or an alias find_builtin_device
 // takes) or by the name the CUDA driver reports for it ("NVIDIA H100 80GB HBM3"); nullopt for a
