@@ -5,10 +5,15 @@
 //   model_accuracy [FILE.csv ...] --calibration FILE.json   (a calibration fitted elsewhere)
 //   ... [--registers compiled|estimated]   (the compiler's counts, as tune re-ranks; or predict's)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
+//   model_accuracy [FILE.csv ...] --learned depth=6,rounds=150,... [--learned ...]
+//     (the learned correction's settings compared on the same folds, each fold's coefficients
+//     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
+//     fast_weight fast_scale)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -200,6 +205,67 @@ void by_class(const DeviceSpec& device, const std::vector<CalibrationSample>& sa
   print("held out (cross-validated): calibrated (coefficients, then correction)", before, after);
 }
 
+// A --learned value: comma-separated key=value settings of the learned correction.
+LearnedCorrectionOptions parse_learned(const std::string& spec) {
+  LearnedCorrectionOptions o;
+  const std::map<std::string, double*> reals = {
+      {"eta", &o.learning_rate},       {"subsample", &o.subsample},
+      {"colsample", &o.colsample},     {"min_child", &o.min_child_weight},
+      {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale}};
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(v >= 0))
+      throw InputError("--learned: '" + item + "' is not key=value with a number >= 0");
+    if (key == "depth") {
+      o.max_depth = int(v);
+    } else if (key == "rounds") {
+      o.rounds = int(v);
+    } else if (reals.count(key)) {
+      *reals.at(key) = v;
+    } else {
+      throw InputError("--learned: unknown setting '" + key +
+                       "' (depth rounds eta subsample colsample min_child fast_weight fast_scale)");
+    }
+  }
+  return o;
+}
+
+// The learned correction's settings compared on the same folds: each fold's coefficients and
+// linear correction are fitted once, then the trees of every setting on top of them.
+void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
+                     std::uint32_t seed, const std::vector<std::string>& specs) {
+  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  std::vector<QualityReport> pooled(specs.size());
+  for (int f = 0; f < k; ++f) {
+    std::vector<CalibrationSample> train, held;
+    for (const auto& s : samples)
+      (folds.at(problem_key(s.problem)) == f ? held : train).push_back(s);
+    ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
+    base.correction = fit_log_time_correction(device, train, base);
+    for (std::size_t v = 0; v < specs.size(); ++v) {
+      ModelCoefficients fitted = base;
+      fitted.learned = fit_learned_correction(device, train, base, parse_learned(specs[v]));
+      const QualityReport q = rank_quality(device, held, fitted);
+      pooled[v].problems.insert(pooled[v].problems.end(), q.problems.begin(), q.problems.end());
+      std::printf("fold %d/%d %-60s pick med %.3f\n", f + 1, k, specs[v].c_str(),
+                  q.median_pick_fraction);
+    }
+    std::fflush(stdout);
+  }
+  print_summary_header();
+  for (std::size_t v = 0; v < specs.size(); ++v) {
+    summarize(pooled[v]);
+    print_summary_row("all", "calibrated", pooled[v]);
+    std::printf("       %s\n", specs[v].c_str());
+  }
+}
+
 // One of a flag's two values; InputError naming the flag and the value otherwise.
 std::string one_of(const std::string& flag, const std::string& value, const char* first,
                    const char* second) {
@@ -240,6 +306,7 @@ int main(int argc, char** argv) try {
   std::vector<std::string> paths;
   std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path,
               registers = "compiled";
+  std::vector<std::string> learned;
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -255,6 +322,8 @@ int main(int argc, char** argv) try {
       registers = one_of(a, argv[++i], "compiled", "estimated");
     } else if (a == "--dump") {
       dump_path = argv[++i];
+    } else if (a == "--learned") {
+      learned.push_back(argv[++i]);
     } else if (a == "--calibration") {
       calibration = argv[++i];
     } else if (a == "--seed") {
@@ -281,6 +350,8 @@ int main(int argc, char** argv) try {
     dump(device, samples, calibration, dump_path);
   } else if (!calibration.empty()) {
     with_calibration(device, samples, calibration);
+  } else if (!learned.empty()) {
+    compare_learned(device, samples, fold_count(folds, samples), seed, learned);
   } else if (by == "class") {
     by_class(device, samples);
   } else {

@@ -336,6 +336,9 @@ struct LearnedCorrectionOptions {
   // Weight of a configuration at its problem's best against one far behind it (1), and how fast
   // it falls with log(time / best); each problem's weights sum alike.
   double fast_weight = 100, fast_scale = 0.05;
+  // Row and feature sampling per tree, and the least weight a leaf may hold (XGBoost's
+  // subsample, colsample_bytree, min_child_weight): regularization against the few problems.
+  double subsample = 1, colsample = 1, min_child_weight = 1;
 };
 // XGBoost regression trees on log(measured / predicted by base without its learned part).
 // Throws InputError with fewer than 2 problems.

@@ -1,4 +1,6 @@
 // Evaluation -> Attempt: what a tuning run stores for each measurement.
+#include <map>
+
 #include "model/model.hpp"
 #include "store/store.hpp"
 
@@ -48,10 +50,22 @@ Evaluation evaluation_from(const Attempt& a) {
 }
 
 std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts) {
+  // A configuration measured again (a resumed tune, a sample that drew the tune's pick) is one
+  // sample at the median of its times, so that it weighs once in a fit.
   std::vector<CalibrationSample> out;
-  for (const auto& a : attempts)
-    if (a.status == "ok" && a.median_s > 0)
+  std::vector<std::vector<double>> times;
+  std::map<std::string, std::size_t> index;
+  for (const auto& a : attempts) {
+    if (a.status != "ok" || !(a.median_s > 0)) continue;
+    const auto [it, fresh] =
+        index.emplace(problem_key(a.problem) + " " + a.config.id(), out.size());
+    if (fresh) {
       out.push_back({a.problem, a.config, a.registers > 0 ? a.registers : -1, a.median_s});
+      times.emplace_back();
+    }
+    times[it->second].push_back(a.median_s);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].time_s = quantile(times[i], 0.5);
   return out;
 }
 

@@ -203,3 +203,24 @@ TEST_CASE("store: which calibration ranks: none, a file, the store's, the shippe
   CHECK(c.description == "file " + file + " (model v" + version + ")");
   fs::remove(file);
 }
+
+TEST_CASE("calibration samples: a configuration measured again is one sample at its median time",
+          "[store]") {
+  const char* id = "BM64_BN64";
+  const char* other = "BM32_BN64";
+  std::vector<Attempt> attempts = {attempt(256, id, 3e-5), attempt(256, other, 5e-5),
+                                   attempt(256, id, 1e-5), attempt(256, id, 2e-5),
+                                   attempt(512, id, 4e-5), attempt(256, id, 9e-6, "wrong")};
+  Attempt padded = attempt(256, id, 7e-5);
+  padded.problem.lda = 300;  // another problem: its leading dimension differs
+  attempts.push_back(padded);
+  const auto samples = calibration_samples(attempts);
+  REQUIRE(samples.size() == 4);
+  CHECK(samples[0].config.id() == KernelConfig::parse(id).id());
+  CHECK(samples[0].time_s == Approx(2e-5));  // median of 3, 1 and 2 (the wrong one left out)
+  CHECK(samples[1].time_s == Approx(5e-5));
+  CHECK(samples[2].problem.m == 512);
+  CHECK(samples[2].time_s == Approx(4e-5));
+  CHECK(samples[3].problem.lda == 300);
+  CHECK(samples[3].time_s == Approx(7e-5));
+}
