@@ -1,5 +1,5 @@
 // Benchmark: predict over the full pruned space (enumeration + pruning + model), and the model
-// alone on a fixed list of configurations. Prints figures for bench/NOTES.md.
+// alone on a fixed list of configurations. Prints figures for bench/RESULTS.md.
 #include <chrono>
 #include <cstdio>
 

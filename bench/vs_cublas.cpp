@@ -4,9 +4,10 @@
 //             [--domain full|compact] [--set targets|wins|all] [--calibration FILE.json]
 // --calibration: the model's coefficients as `gemmtune calibrate` exports them (default: none,
 // the uncalibrated model).
-// targets: issue 6's shapes (squares, the seeds' LU updates, K = 32, odd sizes); wins: where the
-// seeds expect a tuned kernel to beat a library's general heuristics (thin problems with a long
-// K that need split-K, and seed 004's batches of small matrices).
+// targets: the shapes with ratio targets in bench/RESULTS.md (squares, the seeds' LU updates, K =
+// 32, odd sizes); wins: where the seeds expect a tuned kernel to beat a library's general
+// heuristics (thin problems with a long K that need split-K, and seed 004's batches of small
+// matrices).
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -23,7 +24,7 @@ namespace {
 struct Shape {
   const char* name;
   std::int64_t m, n, k, batch;
-  bool target;  // one of issue 6's target shapes
+  bool target;  // one of the shapes with a ratio target
 };
 const Shape kShapes[] = {
     {"square 1024", 1024, 1024, 1024, 1, true},

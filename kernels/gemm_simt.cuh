@@ -157,7 +157,7 @@ typedef double2 elem_t;
 // UR0 unrolls the K step's loop fully. Under LDS32 the trip count is spelled out: a bare
 // "unroll" is a request NVRTC's unroller may turn down by its size estimate, and it did for the
 // inline-PTX loads (the S 4096^3 winner ran its 32 steps as two rounds of 16, 20% slower). The
-// count changed the 64-bit kernels' code a little and one of them lost 2% (session 19), so they
+// count changed the 64-bit kernels' code a little and one of them lost 2%, so they
 // keep the bare request their recorded measurements were taken with.
 #if LDS32
 #define GT_FULL_UNROLL_K _Pragma(GT_STR(unroll(BLK_K / STEP_K)))
@@ -227,8 +227,8 @@ struct __align__(sizeof(elem_t) * V) gt_vec {
 #if LDS32
 // V elements from shared memory at the 32-bit shared byte address addr. NVRTC addresses shared
 // memory through 64-bit registers where nvcc uses 32-bit ones; with 32-bit ones ptxas schedules
-// some kernels much better and some worse, on about as many instructions (bench/NOTES.md,
-// sessions 18 and 19). Volatile, so that no load moves across the barriers that guard a stage.
+// some kernels much better and some worse, on about as many instructions. Volatile, so that no load
+// moves across the barriers that guard a stage.
 template <int V>
 __device__ __forceinline__ gt_vec<V> gt_load_shared(unsigned addr) {
   constexpr int kWords = int(sizeof(gt_vec<V>)) / 4;
@@ -282,8 +282,8 @@ __device__ __forceinline__ void gt_load(elem_t (&out)[V], const elem_t* __restri
 }
 
 // gt_load without bounds: the caller knows [row, row+V) x col lies inside the matrix. Interior
-// tiles take this path, free of the per-load branches that hold back the scheduler (see
-// bench/NOTES.md: it matters for tensor-core DGEMM with one block per SM, not for SIMT SGEMM).
+// tiles take this path, free of the per-load branches that hold back the scheduler (it matters
+// for tensor-core DGEMM with one block per SM, not for SIMT SGEMM).
 template <int V, bool Conj>
 __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* __restrict__ base,
                                                long long ld, int row, int col) {
@@ -335,7 +335,7 @@ __device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
 // cp.async (sm_80+): BYTES from global src to the shared byte address dst without a register
 // round trip; bytes past `valid` are zero-filled, which is how the edges of A and B read as zeros.
 // Shared addresses stay 32-bit offsets: converting a generic pointer per copy cost ~150
-// instructions per K step of a 256x128x16 SGEMM tile (its SASS, bench/NOTES.md, session 15).
+// instructions per K step of a 256x128x16 SGEMM tile (its SASS).
 template <int BYTES>
 __device__ __forceinline__ void gt_cp_async(unsigned dst, const elem_t* src, int valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src), "n"(BYTES),
@@ -485,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   // Tiles wholly inside M x N (all but the last row and column of tiles) skip the bounds checks
   // for every K step that is wholly inside K.
   // load/store/copy of A and B mirror each other on purpose: one walker shared by both
-  // (tried, bench/NOTES.md) changed ptxas' schedule and cost SGEMM 1.5-15%.
+  // (tried) changed ptxas' schedule and cost SGEMM 1.5-15%.
   const bool inside_mn = m0 + BLK_M <= M && n0 + BLK_N <= N;
   auto load_a = [&](int k0) {
     if (inside_mn && k0 + BLK_K <= K) {
@@ -610,7 +610,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
     const unsigned sb = sa + SA_SIZE * elem_bytes;
     if (inside_mn && k0 + BLK_K <= K) {
       // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
-      // path below costs ~10 integer instructions per copy (H200 profile, bench/NOTES.md).
+      // path below costs ~10 integer instructions per copy (H200 profile).
 #if GT_OP_A == 0
       const elem_t* pa = a_src0 + (long long)k0 * lda;
 #else
@@ -830,8 +830,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   // tile are issued before the first step's products. The plain order below (barrier, copies,
   // then the tile's first fragment reads) idles the pipe at every K step of a block that has
   // the SM to itself; with UNROLL > 0 it stays, as the variant that wins where co-resident
-  // blocks cover the barrier or the second set of fragments costs too many registers
-  // (bench/NOTES.md, sessions 14 and 15).
+  // blocks cover the barrier or the second set of fragments costs too many registers.
   constexpr int last_step = BLK_K / STEP_K - 1;
   constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
   gt_cp_async_wait<STAGES - 2>();

@@ -149,8 +149,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double work_iter = std::max({fma_iter / k.fma_efficiency, smem_iter / k.smem_efficiency,
                                      issue_iter / k.issue_efficiency});
   // Barriers per K step whose wait leaves the pipes idle: none where the last step runs across
-  // it (measured: one-block-per-SM D tiles 0.795 -> 0.914 of cuBLAS, session 14; S 4096^3
-  // BM256_BN128_BK8 ST3 0.810 -> 0.945, session 15).
+  // it (on the H100 that took one-block-per-SM D tiles from 0.795 to 0.914 of cuBLAS).
   const double syncs = c.fragments_cross_barrier() ? 0.0 : c.stages == 1 ? 2.0 : 1.0;
   // Global-load latency left after the work that overlaps it: one K step with register
   // prefetch of both operands, STAGES - 1 steps with the cp.async pipeline, none otherwise.

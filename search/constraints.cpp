@@ -182,14 +182,14 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   // One of VC0 and VC1 is the kernel worth running. VC1 is VC0 again where the kernel has no
   // vector path (VS 1, tensor cores, a split kernel adding into C an element at a time, ldc not
   // a multiple of VS); elsewhere VC1's whole-sector stores never lose to VC0's scattered ones in
-  // the model (and won every SGEMM shape on the H100, bench/NOTES.md), so VC0 goes when the
+  // the model (and won every SGEMM shape on the H100), so VC0 goes when the
   // domain enumerates VC1.
   const bool vector_path = c.has_vector_c_path(p.ldc);
   if (c.vec_c && !vector_path) return false;
   if (!c.vec_c && vector_path && ctx.vector_c_enumerated) return false;
   // SL0 and SL1 (64- or 32-bit shared addresses for the vector fragment loads) issue about as
   // many instructions, scheduled differently: of 54 twins near the top of H100 tunes SL1 was
-  // over 2% faster for 22 and over 2% slower for 8 (bench/NOTES.md, session 19). The model
+  // over 2% faster for 22 and over 2% slower for 8. The model
   // cannot tell them apart, so where the domain has both the space keeps SL0 (what the recorded
   // sweeps measured) and tuning measures the SL1 twin of its best (search/tuner.cpp).
   if (c.shared32 && ctx.shared32_both) return false;

@@ -37,6 +37,7 @@ struct Walker {
   // Per tiling: the raw register estimate depends only on the tiling and the prefetch mode.
   std::array<double, 4> regs_raw{};
   std::array<bool, 4> regs_ready{};
+  double variants = dom.variant_count();  // configurations under one tiling
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
@@ -165,9 +166,9 @@ struct Walker {
            ctx.options.enabled[size_t(Stage::RelevantVariants)];
   }
 
-  void walk_tiling(KernelConfig c) {
-    const double sub1 = dom.variant_count();
-    int s1 = test(c, 0, 1, sub1);
+  // Walks the variants of one tiling whose stages before `first` are known to pass.
+  void walk_tiling(KernelConfig c, int first = 0) {
+    const int s1 = test(c, first, 1, variants);
     if (s1 < 0) return;
     bank_cost_ready = false;
     regs_ready.fill(false);
@@ -276,6 +277,114 @@ struct PieceCounts {
   double irrelevant_splits = 0;
 };
 
+void set_read_layouts(KernelConfig& c, int dxa, int dxb) {
+  const int t = c.threads();
+  c.dim_xa = dxa;
+  c.dim_xb = dxb;
+  c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
+  c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+}
+
+// The tilings under one block tile and compute layout (BM, BN, BK, DX, DY fixed), pruned as they
+// are generated: the level-1 stages (layout, warp multiple, thread limit, vector alignment) split
+// into tests of the read layout of A with VA, of B with VB, of the mma shape and of cp.async
+// with VA and VB, so that each rejected part is counted whole against its first failing stage
+// without being walked, and only the tilings that pass them all are visited, in the same order.
+void walk_block_layout(Walker& w, KernelConfig c) {
+  const SpaceDomain& dom = w.dom;
+  const Problem& p = w.ctx.problem;
+  const DeviceSpec& d = w.ctx.device;
+  const double subtree = double(dom.dim_xa.size() * dom.dim_xb.size() * dom.vec_a.size() *
+                                dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
+                         w.variants;
+  auto& rejected = w.rejected;
+  if (c.blk_m % c.dim_x || c.blk_n % c.dim_y) {
+    rejected[size_t(Stage::LayoutDivides)] += subtree;
+    return;
+  }
+  const int t = c.threads();
+  const size_t nxa = dom.dim_xa.size(), nxb = dom.dim_xb.size(), nva = dom.vec_a.size(),
+               nvb = dom.vec_b.size(), nmm = dom.mma.size(), nac = dom.async_copy.size();
+  // a_ok[xa * nva + va]: A's read layout DXA x DYA with VA divides A's tile; b_ok likewise.
+  std::vector<char> a_ok(nxa * nva), b_ok(nxb * nvb), mm_ok(nmm), ac_ok(nac * nva * nvb),
+      aligned(nva * nvb);
+  const int a_rows = p.op_a == Op::N ? c.blk_m : c.blk_k;
+  const int a_cols = p.op_a == Op::N ? c.blk_k : c.blk_m;
+  const int b_rows = p.op_b == Op::N ? c.blk_k : c.blk_n;
+  const int b_cols = p.op_b == Op::N ? c.blk_n : c.blk_k;
+  std::vector<double> a_count(nva), b_count(nvb);
+  for (size_t i = 0; i < nxa; ++i)
+    for (size_t v = 0; v < nva; ++v) {
+      const int x = dom.dim_xa[i];
+      const bool ok = t % x == 0 && a_rows % (x * dom.vec_a[v]) == 0 && a_cols % (t / x) == 0;
+      a_ok[i * nva + v] = ok;
+      a_count[v] += ok;
+    }
+  for (size_t i = 0; i < nxb; ++i)
+    for (size_t v = 0; v < nvb; ++v) {
+      const int x = dom.dim_xb[i];
+      const bool ok = t % x == 0 && b_rows % (x * dom.vec_b[v]) == 0 && b_cols % (t / x) == 0;
+      b_ok[i * nvb + v] = ok;
+      b_count[v] += ok;
+    }
+  double mm_count = 0;
+  for (size_t i = 0; i < nmm; ++i) {
+    c.mma = dom.mma[i];
+    mm_ok[i] = detail::mma_supported(c, d) && detail::mma_tile_ok(c, p);
+    mm_count += mm_ok[i];
+  }
+  c.mma = 0;
+  double passing = 0;  // tilings that pass layout_divides
+  std::vector<double> passing_vectors(nva * nvb);
+  for (size_t va = 0; va < nva; ++va)
+    for (size_t vb = 0; vb < nvb; ++vb) {
+      c.vec_a = dom.vec_a[va];
+      c.vec_b = dom.vec_b[vb];
+      aligned[va * nvb + vb] = detail::vector_aligned(c, p);
+      double ac_count = 0;
+      for (size_t i = 0; i < nac; ++i) {
+        c.async_copy = dom.async_copy[i];
+        const bool ok = detail::async_copy_supported(c, p, d);
+        ac_ok[(i * nva + va) * nvb + vb] = ok;
+        ac_count += ok;
+      }
+      passing_vectors[va * nvb + vb] = a_count[va] * b_count[vb] * mm_count * ac_count;
+      passing += passing_vectors[va * nvb + vb];
+    }
+  rejected[size_t(Stage::LayoutDivides)] += subtree - passing * w.variants;
+  if (t % d.warp_size) {
+    rejected[size_t(Stage::WarpMultiple)] += passing * w.variants;
+    return;
+  }
+  if (t > d.max_threads_per_block) {
+    rejected[size_t(Stage::MaxThreads)] += passing * w.variants;
+    return;
+  }
+  for (size_t v = 0; v < nva * nvb; ++v)
+    if (!aligned[v]) rejected[size_t(Stage::VectorAlignment)] += passing_vectors[v] * w.variants;
+  constexpr int kAfterLevel1 = int(Stage::VectorAlignment) + 1;
+  for (size_t xa = 0; xa < nxa; ++xa)
+    for (size_t xb = 0; xb < nxb; ++xb)
+      for (size_t va = 0; va < nva; ++va) {
+        if (!a_ok[xa * nva + va]) continue;
+        for (size_t vb = 0; vb < nvb; ++vb) {
+          if (!b_ok[xb * nvb + vb] || !aligned[va * nvb + vb]) continue;
+          for (size_t mm = 0; mm < nmm; ++mm) {
+            if (!mm_ok[mm]) continue;
+            for (size_t ac = 0; ac < nac; ++ac) {
+              if (!ac_ok[(ac * nva + va) * nvb + vb]) continue;
+              set_read_layouts(c, dom.dim_xa[xa], dom.dim_xb[xb]);
+              c.vec_a = dom.vec_a[va];
+              c.vec_b = dom.vec_b[vb];
+              c.mma = dom.mma[mm];
+              c.async_copy = dom.async_copy[ac];
+              w.walk_tiling(c, kAfterLevel1);
+            }
+          }
+        }
+      }
+}
+
 PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Piece& piece,
                        const std::function<void(const KernelConfig&)>& visit) {
   const ConstraintOptions& options = ctx.options;
@@ -329,25 +438,30 @@ PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Pi
   }
   c.split_k = 0;
   c.dim_x = piece.dx;
-  for (int dy : dom.dim_y)
+  const bool level1_on = options.enabled[size_t(Stage::LayoutDivides)] &&
+                         options.enabled[size_t(Stage::WarpMultiple)] &&
+                         options.enabled[size_t(Stage::MaxThreads)] &&
+                         options.enabled[size_t(Stage::VectorAlignment)];
+  for (int dy : dom.dim_y) {
+    c.dim_y = dy;
+    if (level1_on) {
+      walk_block_layout(w, c);
+      continue;
+    }
     for (int dxa : dom.dim_xa)
       for (int dxb : dom.dim_xb)
         for (int va : dom.vec_a)
           for (int vb : dom.vec_b)
             for (int mm : dom.mma)
               for (int ac : dom.async_copy) {
-                c.dim_y = dy;
-                c.dim_xa = dxa;
-                c.dim_xb = dxb;
-                const int t = piece.dx * dy;
-                c.dim_ya = t % dxa == 0 ? t / dxa : -1;  // -1 fails layout_divides
-                c.dim_yb = t % dxb == 0 ? t / dxb : -1;
+                set_read_layouts(c, dxa, dxb);
                 c.vec_a = va;
                 c.vec_b = vb;
                 c.mma = mm;
                 c.async_copy = ac;
                 w.walk_tiling(c);
               }
+  }
   // The walk counted one copy of the unsplit subtree; each kept split repeats its counts,
   // and each split that does not fit repeats them up to the tile-fit stage.
   const std::array<double, kStageCount> unsplit = w.rejected;

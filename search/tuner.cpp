@@ -70,7 +70,7 @@ struct Run {
 
 // A kernel the compiler spilled this much of to local memory is not the kernel the model
 // describes: its time goes to local-memory traffic (one 6144x6080x64 SGEMM tiling came out with
-// 32 registers and 41 KB of spills per thread, 40x slower than predicted: bench/NOTES.md).
+// 32 registers and 41 KB of spills per thread, 40x slower than predicted).
 // The few bytes ptxas often spills cost little, so only heavy spilling rules a kernel out.
 constexpr int kMaxSpillBytes = 128;
 
@@ -348,7 +348,7 @@ TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator, const Hybri
   // then re-ranked with their real registers. Returns false when the budget is spent.
   // Which shared-address width suits a kernel is up to ptxas's scheduling: on the H100 SL1 took
   // 21% less time for an S 4097^3 kernel and up to 12% more for a 1000^3 one, and was within 2%
-  // for most (bench/NOTES.md, session 19). The model cannot tell those apart, so each
+  // for most. The model cannot tell those apart, so each
   // refinement round first measures the best so far's twin (the space holds one of the two).
   auto measure_shared32_twin = [&]() -> bool {
     KernelConfig twin = run.result.best->config;

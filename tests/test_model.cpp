@@ -72,7 +72,7 @@ TEST_CASE("model: the limiting term follows the problem", "[model]") {
   ragged.ldc = 8194;
   CHECK(c_store_sectors_per_warp(vector_c, ragged) == 16);
   // SL1 predicts as SL0 does: the SASS of the S 1000^3 winner has about as many instructions
-  // either way (3,120 and 3,160; bench/NOTES.md, session 19): what differs is the schedule,
+  // either way (3,120 and 3,160): what differs is the schedule,
   // which the tuner measures (both twins) rather than the model guessing.
   KernelConfig wide = KernelConfig::parse("BM128_BN128_BK8_DX16_DY16_DXA32_DXB32_VS4_LA1_LB1");
   const Prediction sl0 = predict(sq(Precision::S, 4096, 4096, 4096), h100, wide);
@@ -304,8 +304,9 @@ TEST_CASE("model: a fully unrolled cp.async kernel runs its last step across the
   // One barrier wait per K step (128 of them) in each of the busiest SM's 8 rounds, at least.
   const double waits_s = 8.0 * 128 * ModelCoefficients{}.sync_cycles / (h100.sm_clock_mhz * 1e6);
   CHECK(with_wait.time_s - without.time_s >= 0.999 * waits_s);
-  // The SIMT cp.async kernel crosses too (session 15: S 4096^3 BM256_BN128_BK8_DX32_DY8 ST3
-  // 0.810 -> 0.945 of cuBLAS); the register-staged one keeps its barrier whatever the unroll.
+  // The SIMT cp.async kernel crosses too (on the H100 S 4096^3 BM256_BN128_BK8_DX32_DY8 ST3
+  // went from 0.810 to 0.945 of cuBLAS); the register-staged one keeps its barrier whatever the
+  // unroll.
   KernelConfig simt = KernelConfig::parse(
       "BM256_BN128_BK8_DX32_DY8_DXA32_DYA8_DXB8_DYB32_VA4_VB1_LA1_LB1_PD4_PF0_ST3_UR0_RS1_VS4_ED0_"
       "AC1_VC1");

@@ -320,7 +320,7 @@ TEST_CASE("tuner: neighbours move one parameter one step and stay valid", "[tune
 TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best in 5% of the space",
           "[tuner]") {
   // tests/data/h100_exhaustive.csv: every configuration of the compact pruned space of eighteen
-  // problems measured on the lent H100, see its README. Issue 3 asks for 97% of the exhaustive
+  // problems measured on the lent H100, see its README. The goal is 97% of the exhaustive
   // best on at least 6 shapes; the recorded data gives 15 of 18 (the misses are 512^3 D,
   // 4097^3 S and 6144x128x128 S, whose best configurations the model ranks 34th to 395th), so
   // fewer than 15 means the hybrid got worse.
@@ -362,7 +362,7 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
 
 TEST_CASE("tuner: the hybrid measures the 32-bit-address twin of its best kernel", "[tuner]") {
   // The space keeps SL0 where the domain has both address widths; ptxas schedules some kernels
-  // much better with SL1 and some worse (21% and -12% on the H100, session 19), so the
+  // much better with SL1 and some worse (21% and -12% on the H100), so the
   // hybrid measures the SL1 twin of its best and keeps whichever is faster.
   const DeviceSpec d = find_builtin_device("H100-SXM");
   HybridOptions o = small_options(32);

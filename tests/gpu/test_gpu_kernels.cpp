@@ -49,7 +49,7 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt,
                                  const std::vector<int>& vec_s = {1, 4}) {
   const DeviceSpec& d = session().device();
   // The compact domain with every kernel kind keeps the enumeration quick (the full domain
-  // took most of the 600 s of a device call on a fresh machine, run 14 of session 8).
+  // took most of the 600 s of a device call on a fresh machine).
   SpaceDomain domain = SpaceDomain::named("compact");
   domain.mma = {0, 1, 2, 3, 4};
   domain.async_copy = {0, 1};
@@ -488,9 +488,9 @@ TEST_CASE("gpu: gemmtune::gemm dispatches, computes the right thing, and costs l
   gemm(Op::N, Op::N, m, n, k, 1.0, da, lda, db_, ldb, 0.0, dc, ldc, stream);
   cudaStreamSynchronize(stream);
   // The median of 20 rounds of 100 calls: a round the host's scheduler interrupts does not
-  // decide it (the mean of all calls read 3.9-4.9 us in session 14 and 6.3 us once in session
-  // 15). The bound is for the dispatch's own work: a store lookup or a re-ranking would take
-  // tens of microseconds or more, a launch of this kernel takes a few.
+  // decide it (the mean of all calls read 3.9-4.9 us, and 6.3 us once). The bound is for the
+  // dispatch's own work: a store lookup or a re-ranking would take tens of microseconds or more, a
+  // launch of this kernel takes a few.
   constexpr int kRounds = 20;
   std::vector<double> round_us;
   for (int round = 0; round < kRounds; ++round) {
