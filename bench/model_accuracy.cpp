@@ -211,7 +211,8 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
   const std::map<std::string, double*> reals = {
       {"eta", &o.learning_rate},       {"subsample", &o.subsample},
       {"colsample", &o.colsample},     {"min_child", &o.min_child_weight},
-      {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale}};
+      {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale},
+      {"rank", &o.rank_weight},        {"rank_sigma", &o.rank_sigma}};
   std::stringstream items(spec);
   std::string item;
   while (std::getline(items, item, ',')) {
@@ -226,11 +227,14 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       o.max_depth = int(v);
     } else if (key == "rounds") {
       o.rounds = int(v);
+    } else if (key == "pairs") {
+      o.rank_pairs = int(v);
     } else if (reals.count(key)) {
       *reals.at(key) = v;
     } else {
       throw InputError("--learned: unknown setting '" + key +
-                       "' (depth rounds eta subsample colsample min_child fast_weight fast_scale)");
+                       "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
+                       "rank rank_sigma pairs)");
     }
   }
   return o;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <random>
 
 #include "model/model.hpp"
 
@@ -30,6 +31,65 @@ struct BoosterHandleOwner {
   }
 };
 
+// The training rows as the ranking loss needs them: each problem's rows, and each row's label
+// (log measured / predicted), regression weight and log predicted time.
+struct TrainingRows {
+  std::vector<std::vector<int>> members;
+  std::vector<double> log_predicted;
+  const std::vector<float>* label = nullptr;
+  const std::vector<float>* weight = nullptr;
+};
+
+// Measured times closer than this (log ratio) are one time within the timing noise: no pair.
+constexpr double kRankTie = 0.02;
+
+// Boosts with the regression's gradient plus the pairwise logistic loss's (RankNet), pairs
+// drawn afresh each round from a fixed seed.
+void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRows& rows,
+                        const LearnedCorrectionOptions& o) {
+  const std::vector<float>& label = *rows.label;
+  const std::vector<float>& weight = *rows.weight;
+  const std::size_t n = label.size();
+  std::vector<float> grad(n), hess(n);
+  std::mt19937 rng(0);
+  for (int round = 0; round < o.rounds; ++round) {
+    bst_ulong length = 0;
+    const float* margin = nullptr;
+    check(XGBoosterPredict(booster, m, 1, 0, 1, &length, &margin), "prediction");
+    for (std::size_t i = 0; i < n; ++i) {
+      grad[i] = weight[i] * (margin[i] - label[i]);
+      hess[i] = weight[i];
+    }
+    for (const auto& group : rows.members) {
+      if (group.size() < 2) continue;
+      std::uniform_int_distribution<std::size_t> pick(0, group.size() - 1);
+      const double scale = o.rank_weight / double(o.rank_pairs);
+      for (const int a : group)
+        for (int r = 0; r < o.rank_pairs; ++r) {
+          const int b = group[pick(rng)];
+          // log measured time = label + log predicted; the faster of the two should stay ahead.
+          const double ta = label[a] + rows.log_predicted[a];
+          const double tb = label[b] + rows.log_predicted[b];
+          if (std::abs(ta - tb) < kRankTie) continue;
+          const int fast = ta < tb ? a : b, slow = ta < tb ? b : a;
+          const double d =
+              (rows.log_predicted[fast] + margin[fast] - rows.log_predicted[slow] - margin[slow]) /
+              o.rank_sigma;
+          const double p = 1 / (1 + std::exp(-d));
+          // The faster row's regression weight already holds its problem's share and fast end.
+          const double w = scale * weight[fast];
+          const double g = w * p / o.rank_sigma,
+                       h = w * p * (1 - p) / (o.rank_sigma * o.rank_sigma);
+          grad[fast] += float(g);
+          grad[slow] -= float(g);
+          hess[fast] += float(h);
+          hess[slow] += float(h);
+        }
+    }
+    check(XGBoosterBoostOneIter(booster, m, grad.data(), hess.data(), n), "training round");
+  }
+}
+
 }  // namespace
 
 TreeEnsemble fit_learned_correction(const DeviceSpec& device,
@@ -50,8 +110,14 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
   if (best.size() < 2)
     throw InputError("the learned correction needs measurements of 2 or more problems, not " +
                      std::to_string(best.size()));
+  if (options.rank_weight > 0 && !(options.rank_sigma > 0 && options.rank_pairs >= 1))
+    throw InputError("the ranking loss needs rank_sigma > 0 and rank_pairs >= 1, not " +
+                     std::to_string(options.rank_sigma) + " and " +
+                     std::to_string(options.rank_pairs));
   const std::size_t width = learned_feature_names().size();
   std::vector<float> data, labels, weights, row;
+  TrainingRows rows;
+  std::map<std::string, int> group_of;
   for (const auto& s : samples) {
     const auto r = predict_measured(device, s, plain);
     if (!r) continue;
@@ -62,6 +128,10 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
     const double behind = std::log(s.time_s / best[key]);
     weights.push_back(
         float((1 + options.fast_weight * std::exp(-behind / options.fast_scale)) / count[key]));
+    const auto [g, fresh] = group_of.emplace(key, int(rows.members.size()));
+    if (fresh) rows.members.emplace_back();
+    rows.members[g->second].push_back(int(rows.log_predicted.size()));
+    rows.log_predicted.push_back(std::log(r->time_s));
   }
   MatrixHandle m;
   check(XGDMatrixCreateFromMat(data.data(), labels.size(), width, NAN, &m.h), "XGDMatrix");
@@ -85,8 +155,14 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
       {"verbosity", "0"}};
   for (const auto& [key, value] : params)
     check(XGBoosterSetParam(b.h, key, value.c_str()), "parameter");
-  for (int i = 0; i < options.rounds; ++i)
-    check(XGBoosterUpdateOneIter(b.h, i, m.h), "training round");
+  if (options.rank_weight > 0) {
+    rows.label = &labels;
+    rows.weight = &weights;
+    boost_with_ranking(b.h, m.h, rows, options);
+  } else {
+    for (int i = 0; i < options.rounds; ++i)
+      check(XGBoosterUpdateOneIter(b.h, i, m.h), "training round");
+  }
   bst_ulong length = 0;
   const char* buffer = nullptr;
   check(XGBoosterSaveModelToBuffer(b.h, R"({"format": "json"})", &length, &buffer), "save");

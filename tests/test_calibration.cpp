@@ -247,7 +247,8 @@ TEST_CASE("calibration on recorded H100 sweeps ranks held-out problems better") 
   options.max_seconds = 300;
   const CalibrationResult r = calibrate(d, train, {}, options);
   CHECK(r.loss_coefficients < 0.8 * r.loss_before);
-  CHECK(r.seconds < 60);
+  // A runaway fit, not a slow machine: CI's 2 cores may be shared while this runs.
+  CHECK(r.seconds < 150);
   const QualityReport before = rank_quality(d, test, {});
   const QualityReport after = rank_quality(d, test, r.coefficients);
   REQUIRE(after.problems.size() == kHeldOut.size());
