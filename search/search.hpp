@@ -2,10 +2,12 @@
 // by stage, as the seeds' funnel), and the model's ranking of what survives.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/core.hpp"
@@ -227,9 +229,42 @@ class ReplayEvaluator : public Evaluator {
   std::vector<std::pair<std::string, size_t>> index_;  // sorted by id
 };
 
+// What a tuning run may spend; each limit is off at 0, and the first one reached ends the run.
 struct Budget {
-  int evaluations = 0;  // 0: no limit
-  double seconds = 0;   // 0: no limit
+  int evaluations = 0;  // measurements
+  double seconds = 0;   // wall time from the run's start, ranking and compiling included
+  // Measurements as a share of the pruned space: 0.05 is the 5% cap the tuning benchmarks hold
+  // strategies to.
+  double space_share = 0;
+  // The tighter of evaluations and space_share for a space of this many configurations (0: none).
+  int evaluation_limit(std::size_t space_size) const;
+  bool limited() const { return evaluations > 0 || seconds > 0 || space_share > 0; }
+};
+
+// A budget being spent: a clock started with the run, and the evaluation limit once the space's
+// size is known. What picks the next configuration (a strategy) never decides when to stop.
+class BudgetMeter {
+ public:
+  explicit BudgetMeter(const Budget& budget, std::size_t space_size = 0);
+  // Resolves the space share once the strategy knows how large the pruned space is.
+  void set_space_size(std::size_t space_size);
+  double elapsed() const;
+  bool timed() const { return budget_.seconds > 0; }
+  bool limited() const { return budget_.limited(); }
+  int evaluation_limit() const { return evaluation_limit_; }
+  // Why the run must stop before another measurement ("evaluation budget", "time budget"), or ""
+  // while it may go on. A time budget that compiling used up must still leave the user a kernel:
+  // until one has measured correctly, up to kGraceEvaluations go on past it.
+  std::string stop_reason(int evaluations, bool have_kernel) const;
+  static constexpr int kGraceEvaluations = 8;
+  // Whether work expected to take `seconds` more still ends within `share` of the time budget
+  // (always, without one).
+  bool fits(double seconds, double share) const;
+
+ private:
+  Budget budget_;
+  int evaluation_limit_ = 0;
+  std::chrono::steady_clock::time_point start_;
 };
 
 struct TuneResult {
@@ -270,6 +305,29 @@ struct HybridOptions {
 // (seed 003), each neighbourhood ordered by the model; stops at the budget.
 TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator,
                        const HybridOptions& options = {}, const EvaluationSink& sink = {});
+
+// What every strategy is given. The model-driven ones read all of options; the others its
+// budget, domain and constraints.
+struct TuneRequest {
+  const Problem& problem;
+  Evaluator& evaluator;
+  HybridOptions options{};
+  unsigned seed = 1;  // of the strategies that draw at random
+  EvaluationSink sink{};
+};
+
+// A strategy found by name (tune --strategy): what picks the configurations to measure. The
+// budget, in the request, decides when it stops.
+struct Strategy {
+  std::string_view name;
+  std::string_view summary;
+  bool uses_model;  // ranks with the calibrated model (so the caller loads a calibration)
+  TuneResult (*tune)(const TuneRequest& request);
+};
+// Every strategy, the default (hybrid) first.
+const std::vector<Strategy>& strategies();
+// Throws InputError naming the unknown strategy and listing the known ones.
+const Strategy& find_strategy(std::string_view name);
 
 // Neighbours of a configuration: one parameter moved one step in its domain (unroll also
 // visits {1, 2, 4, 8}), kept only if they pass the hard constraints.
