@@ -31,8 +31,7 @@ double BudgetMeter::elapsed() const {
 
 std::string BudgetMeter::stop_reason(int evaluations, bool have_kernel) const {
   if (evaluation_limit_ > 0 && evaluations >= evaluation_limit_) return "evaluation budget";
-  if (timed() && elapsed() >= budget_.seconds &&
-      (have_kernel || evaluations >= kGraceEvaluations))
+  if (timed() && elapsed() >= budget_.seconds && (have_kernel || evaluations >= kGraceEvaluations))
     return "time budget";
   return "";
 }

@@ -135,8 +135,8 @@ class HybridTuner {
  private:
   // The model's ranking of the pruned space, what the evaluator can run of it, family first.
   void shortlist() {
-    const Ranking ranking = rank_space(p_, d_, std::max(2048, o_.compile_top * 32),
-                                       o_.coefficients, o_.domain, o_.constraints);
+    const Ranking ranking = rank_space(p_, d_, std::max(2048, o_.compile_top * 32), o_.coefficients,
+                                       o_.domain, o_.constraints);
     run_.meter.set_space_size(size_t(ranking.evaluated));
     std::vector<KernelConfig> runnable;
     for (const auto& r : ranking.top)
@@ -218,9 +218,8 @@ class HybridTuner {
     std::vector<const Evaluation*> leaders;
     for (const auto& e : run_.result.history)
       if (e.ok()) leaders.push_back(&e);
-    std::sort(leaders.begin(), leaders.end(), [&](auto* a, auto* b) {
-      return score(*a, o_.objective) < score(*b, o_.objective);
-    });
+    std::sort(leaders.begin(), leaders.end(),
+              [&](auto* a, auto* b) { return score(*a, o_.objective) < score(*b, o_.objective); });
     std::vector<std::pair<double, KernelConfig>> estimated;
     std::set<std::string> queued;
     for (size_t l = 0; l < leaders.size() && l < kLeaders; ++l)

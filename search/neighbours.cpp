@@ -6,6 +6,22 @@
 #include "search/search.hpp"
 
 namespace gemmtune {
+namespace {
+
+// The parameters refinement moves, in the order of their moves.
+const std::vector<const TuningParameter*>& refined_parameters() {
+  static const std::vector<const TuningParameter*> moved = [] {
+    std::vector<const TuningParameter*> out;
+    for (const TuningParameter& p : tuning_parameters())
+      if (p.refine_rank > 0) out.push_back(&p);
+    std::sort(out.begin(), out.end(),
+              [](auto* a, auto* b) { return a->refine_rank < b->refine_rank; });
+    return out;
+  }();
+  return moved;
+}
+
+}  // namespace
 
 std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& device,
                                      const KernelConfig& c, const SpaceDomain& dom) {
@@ -41,43 +57,21 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     if (seen.insert(n.id()).second) out.push_back(n);
   };
   // One step either way along an ordered domain; every other value of an unordered one.
-  auto step = [&](int KernelConfig::*member, const std::vector<int>& values, bool ordered) {
-    const auto it = std::find(values.begin(), values.end(), c.*member);
+  auto step = [&](const TuningParameter& p, const std::vector<int>& values) {
+    const int current = p.get(c);
+    const auto it = std::find(values.begin(), values.end(), current);
     for (size_t i = 0; i < values.size(); ++i) {
-      const bool adjacent = it == values.end() || !ordered ||
+      const bool adjacent = it == values.end() || !p.ordered ||
                             i + 1 == size_t(it - values.begin()) ||
                             i == size_t(it - values.begin()) + 1;
-      if (!adjacent || values[i] == c.*member) continue;
+      if (!adjacent || values[i] == current) continue;
       KernelConfig n = c;
-      n.*member = values[i];
+      p.set(n, values[i]);
       add(n);
     }
   };
-  step(&KernelConfig::blk_m, dom.blk_m, true);
-  step(&KernelConfig::blk_n, dom.blk_n, true);
-  step(&KernelConfig::blk_k, dom.blk_k, true);
-  step(&KernelConfig::dim_x, dom.dim_x, true);
-  step(&KernelConfig::dim_y, dom.dim_y, true);
-  step(&KernelConfig::dim_xa, dom.dim_xa, true);
-  step(&KernelConfig::dim_xb, dom.dim_xb, true);
-  step(&KernelConfig::vec_a, dom.vec_a, true);
-  step(&KernelConfig::vec_b, dom.vec_b, true);
-  step(&KernelConfig::stages, dom.stages, true);
-  step(&KernelConfig::mma, dom.mma, false);
-  step(&KernelConfig::async_copy, dom.async_copy, false);
-  step(&KernelConfig::split_k, dom.split_k, true);
-  step(&KernelConfig::vec_c, dom.vec_c, false);
-  step(&KernelConfig::shared32, dom.shared32, false);
-  step(&KernelConfig::pad, {0, 1, 2, 3, 4}, true);
-  step(&KernelConfig::smem_a_kmajor, {0, 1}, false);
-  step(&KernelConfig::smem_b_kmajor, {0, 1}, false);
-  step(&KernelConfig::prefetch, {0, 1, 2, 3}, false);
-  step(&KernelConfig::unroll, {0, 1, 2, 4, 8}, false);
-  step(&KernelConfig::raster, {1, 2, 4, 8, 16}, true);
-  step(&KernelConfig::vec_s, {1, 2, 4}, true);
-  KernelConfig e = c;
-  e.edge = c.edge == EdgeMode::Predicate ? EdgeMode::Redirect : EdgeMode::Predicate;
-  add(e);
+  for (const TuningParameter* p : refined_parameters())
+    step(*p, p->refine_values.empty() ? dom.*p->domain : p->refine_values);
   return out;
 }
 

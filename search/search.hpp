@@ -15,59 +15,6 @@
 
 namespace gemmtune {
 
-// Whether a domain's list of values for one parameter holds v.
-inline bool enumerates(const std::vector<int>& values, int v) {
-  for (int x : values)
-    if (x == v) return true;
-  return false;
-}
-
-// Values each parameter takes. Tiling factors (the seeds' nine plus vector widths) are
-// enumerated in full; variants multiply each tiling.
-struct SpaceDomain {
-  std::vector<int> blk_m{16, 32, 64, 96, 128, 192, 256};
-  std::vector<int> blk_n{16, 32, 64, 96, 128, 192, 256};
-  std::vector<int> blk_k{4, 8, 16, 32};
-  std::vector<int> dim_x{4, 8, 16, 32, 64};
-  std::vector<int> dim_y{4, 8, 16, 32, 64};
-  std::vector<int> dim_xa{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YA = threads / DIM_XA
-  std::vector<int> dim_xb{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YB = threads / DIM_XB
-  std::vector<int> vec_a{1, 2, 4};
-  std::vector<int> vec_b{1, 2, 4};
-  // FP64 tensor cores: 1 m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (sm_90+)
-  std::vector<int> mma{0, 1, 2, 3, 4};
-  std::vector<int> async_copy{0, 1};  // 1: cp.async pipeline of ST stages (sm_80+)
-  // Blocks per tile of C along K (0: no split). Only problems with few tiles of C keep a split
-  // past the tile-fit stage, so large problems pay nothing for them.
-  std::vector<int> split_k{0, 2, 4, 8, 16, 32, 64};
-  // variants
-  std::vector<int> stages{1, 2, 3, 4};  // 3 and 4 with the cp.async pipeline only
-  std::vector<int> pad{0, 1, 2, 3, 4};  // 4: conflict-free transposed stores of 8-deep tiles
-  std::vector<int> smem_a_kmajor{0, 1};
-  std::vector<int> smem_b_kmajor{0, 1};
-  std::vector<int> prefetch{0, 1, 2, 3};
-  std::vector<int> unroll{0};  // partial unrolls {1, 2, 4, 8} are explored by local refinement
-  std::vector<int> edge{0, 1};
-  std::vector<int> raster{1, 8};
-  std::vector<int> vec_s{1, 2, 4};
-  std::vector<int> vec_c{0, 1};     // 1: C stored VS rows at a time (KernelConfig::vec_c)
-  std::vector<int> shared32{0, 1};  // 1: fragment loads on 32-bit shared addresses (VS > 1)
-  // The soft stage fmas_per_load's floor for large problems with K <= 128 ("auto" thresholds
-  // only). A long K loop repays high intensity; a short one is a few steps, and the prologue and
-  // C store weigh as much, so more, smaller blocks per SM may win (S 6144x6080x64: BM64_BN128,
-  // 42.7 FMAs per load, 1.102x cuBLAS, pruned by a floor of 48).
-  double short_k_min_fmas_per_load = 24;
-
-  double tiling_count() const;
-  double variant_count() const;
-
-  // "full" (the default above); "compact": the values that won on the H100 in the full space
-  // plus one step either side, small enough (hundreds of configurations a problem) that an
-  // exhaustive sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core
-  // kernels, to be sampled. Throws InputError naming the known domains.
-  static SpaceDomain named(const std::string& name);
-};
-
 enum class StageKind { Hard, Soft };
 
 // The funnel's stages, in the order they are applied.

@@ -11,8 +11,8 @@ struct Runnable {
   Budget budget;
 };
 Runnable runnable_space(const TuneRequest& r) {
-  const std::vector<KernelConfig> space = pruned_space(r.problem, r.evaluator.device(),
-                                                       r.options.domain, r.options.constraints);
+  const std::vector<KernelConfig> space =
+      pruned_space(r.problem, r.evaluator.device(), r.options.domain, r.options.constraints);
   Runnable out{{}, r.options.budget};
   for (const auto& c : space)
     if (r.evaluator.can_evaluate(c)) out.configs.push_back(c);
