@@ -30,6 +30,7 @@ struct TuneArgs {
   std::string objective = "time";
   int evaluations = 0;
   double seconds = 60;
+  double cap_percent = 0;  // tune: at most this percentage of the pruned space measured
   int compile_top = 64, measure_top = 8;
   unsigned seed = 1;
   int limit = 0;
@@ -80,28 +81,21 @@ void run_tune(const TuneArgs& a) {
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
   const EvaluationSink sink = [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); };
-  Budget budget{a.evaluations, a.seconds};
-  TuneResult r;
-  if (a.strategy == "hybrid") {
-    HybridOptions o;
-    o.compile_top = a.compile_top;
-    o.measure_top = a.measure_top;
-    o.budget = budget;
-    o.domain = SpaceDomain::named(a.domain);
+  const Strategy& strategy = find_strategy(a.strategy);
+  TuneRequest request{p, *evaluator, {}, a.seed, sink};
+  HybridOptions& o = request.options;
+  o.compile_top = a.compile_top;
+  o.measure_top = a.measure_top;
+  o.budget = Budget{a.evaluations, a.seconds, a.cap_percent / 100};
+  o.domain = SpaceDomain::named(a.domain);
+  o.objective = parse_objective(a.objective);
+  if (strategy.uses_model) {
     const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
     std::printf("tune %s: model calibration: %s\n", p.shape_id().c_str(),
                 calibration.description.c_str());
     o.coefficients = calibration.coefficients;
-    o.objective = parse_objective(a.objective);
-    r = hybrid_tune(p, *evaluator, o, sink);
-  } else if (a.strategy == "random") {
-    std::vector<KernelConfig> configs;
-    for (const auto& c : pruned_space(p, d, SpaceDomain::named(a.domain)))
-      if (evaluator->can_evaluate(c)) configs.push_back(c);
-    r = random_search(p, *evaluator, configs, a.seed, budget, sink);
-  } else {
-    throw InputError("strategy '" + a.strategy + "' is not one of hybrid, random");
   }
+  const TuneResult r = strategy.tune(request);
   report(p, r, "tune");
   if (a.recalibrate) recalibrate(db, d, a);
 }
@@ -178,7 +172,13 @@ void register_tune(CLI::App& app) {
       "tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
   add_common(*tune, *a);
   tune->add_option("--seconds", a->seconds, "time budget (0: none)")->capture_default_str();
-  tune->add_option("--strategy", a->strategy, "hybrid or random")->capture_default_str();
+  std::string names;
+  for (const Strategy& s : strategies())
+    names += std::string(names.empty() ? "" : "; ") + std::string(s.name) + ": " +
+             std::string(s.summary);
+  tune->add_option("--strategy", a->strategy, names)->capture_default_str();
+  tune->add_option("--cap", a->cap_percent,
+                   "measure at most this percentage of the pruned space (5: the benchmarks' cap)");
   tune->add_option("--compile-top", a->compile_top, "model's top configurations compiled")
       ->capture_default_str();
   tune->add_option("--measure-top", a->measure_top, "of those, measured first")

@@ -178,6 +178,89 @@ std::vector<int> config_csv_values(const KernelConfig& c);
 // The same into `values` (cleared first), which a hot loop reuses.
 void config_csv_values(const KernelConfig& c, std::vector<int>& values);
 
+// ---------------------------------------------------------------- tuning parameters
+
+// Whether a domain's list of values for one parameter holds v.
+inline bool enumerates(const std::vector<int>& values, int v) {
+  for (int x : values)
+    if (x == v) return true;
+  return false;
+}
+
+// Values each parameter takes, filled from the parameter table (tuning_parameters()). Tiling
+// factors are enumerated in full; variants multiply each tiling.
+struct SpaceDomain {
+  std::vector<int> blk_m, blk_n, blk_k, dim_x, dim_y;
+  std::vector<int> dim_xa, dim_xb;  // DIM_YA = threads / DIM_XA, DIM_YB = threads / DIM_XB
+  std::vector<int> vec_a, vec_b, mma, async_copy, split_k;
+  // variants
+  std::vector<int> stages, pad, smem_a_kmajor, smem_b_kmajor, prefetch, unroll, edge, raster, vec_s,
+      vec_c, shared32;
+  // The soft stage fmas_per_load's floor for large problems with K <= 128 ("auto" thresholds
+  // only). A long K loop repays high intensity; a short one is a few steps, and the prologue and
+  // C store weigh as much, so more, smaller blocks per SM may win (S 6144x6080x64: BM64_BN128,
+  // 42.7 FMAs per load, 1.102x cuBLAS, pruned by a floor of 48).
+  double short_k_min_fmas_per_load = 24;
+
+  SpaceDomain();  // the full domain
+  double tiling_count() const;
+  double variant_count() const;
+
+  // "full" (the default); "compact": the values that won on the H100 in the full space plus one
+  // step either side, small enough (hundreds of configurations a problem) that an exhaustive
+  // sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core kernels, to be
+  // sampled. Throws InputError naming the known domains.
+  static SpaceDomain named(const std::string& name);
+};
+
+// The kernel families (main loops) a parameter shapes, as bits.
+enum KernelFamily : unsigned {
+  kRegisterStagedSimt = 1,  // SIMT, tiles staged through registers
+  kCpAsyncSimt = 2,         // SIMT, cp.async straight into shared memory
+  kFp64Mma = 4,             // FP64 tensor cores (mma.sync), either fill path
+  kEveryFamily = 7,
+};
+
+// When a parameter's #define appears in the kernel source.
+enum class MacroWhen {
+  Always,
+  Set,    // only when not 0, so kernels from before the parameter keep their source
+  Split,  // only when above 1 (split-K)
+};
+
+// One tuning parameter, declared once: ids and CSV columns, the kernel's #defines, the space's
+// domains and counts, and refinement's steps iterate the table of these.
+struct TuningParameter {
+  const char* token = "";  // in ids and CSV columns: "BM"
+  int (*get)(const KernelConfig&) = nullptr;
+  void (*set)(KernelConfig&, int) = nullptr;
+  const char* macro = "";  // the kernel source's #define
+  MacroWhen macro_when = MacroWhen::Always;
+  // Place among the source's #defines: kernels keep the source they always had, since cached
+  // cubins are keyed by it.
+  int source_rank = 0;
+  // A token added after the first recordings: printed only when not 0, 0 when an id or a CSV
+  // lacks it.
+  bool optional = false;
+  int max = 0;  // the largest value an id may give, checked with meaning (0: unchecked)
+  const char* meaning = "";  // the values it takes, for errors
+  // Values per named domain (compact and tensor: empty means as full); the SpaceDomain member
+  // that holds them, nullptr for a parameter that follows from others (DYA, DYB).
+  std::vector<int> SpaceDomain::*domain = nullptr;
+  std::vector<int> full{}, compact{}, tensor{};
+  bool tiling = false;  // enumerated in full per tiling (else a variant of one)
+  // Refinement: an ordered parameter steps to a neighbouring value, another to every other
+  // value, over refine_values (empty: the domain's); refine_rank orders the moves (0: none).
+  bool ordered = false;
+  std::vector<int> refine_values{};
+  int refine_rank = 0;
+  unsigned families = kEveryFamily;  // KernelFamily bits
+};
+// In the canonical order of ids and CSV columns.
+const std::vector<TuningParameter>& tuning_parameters();
+// Throws InputError naming the token and listing the known ones.
+const TuningParameter& tuning_parameter(std::string_view token);
+
 // ---------------------------------------------------------------- device description
 
 struct DeviceSpec {

@@ -1,60 +1,22 @@
-// KernelConfig text ids: one token per parameter, KEY then value, joined by '_'.
+// KernelConfig text ids: one token per parameter (tuning_parameters()), KEY then value, joined by
+// '_'.
 #include <cctype>
 #include <map>
 
 #include "core/core.hpp"
 
 namespace gemmtune {
-namespace {
-
-struct Field {
-  const char* key;
-  int KernelConfig::*member;
-};
-
-// The order here is the canonical order of ids and CSV columns.
-constexpr Field kFields[] = {
-    {"BM", &KernelConfig::blk_m},         {"BN", &KernelConfig::blk_n},
-    {"BK", &KernelConfig::blk_k},         {"DX", &KernelConfig::dim_x},
-    {"DY", &KernelConfig::dim_y},         {"DXA", &KernelConfig::dim_xa},
-    {"DYA", &KernelConfig::dim_ya},       {"DXB", &KernelConfig::dim_xb},
-    {"DYB", &KernelConfig::dim_yb},       {"VA", &KernelConfig::vec_a},
-    {"VB", &KernelConfig::vec_b},         {"LA", &KernelConfig::smem_a_kmajor},
-    {"LB", &KernelConfig::smem_b_kmajor}, {"PD", &KernelConfig::pad},
-    {"PF", &KernelConfig::prefetch},      {"ST", &KernelConfig::stages},
-    {"UR", &KernelConfig::unroll},        {"RS", &KernelConfig::raster},
-    {"VS", &KernelConfig::vec_s},
-};
-constexpr const char* kEdgeKey = "ED";
-// Appended after ED, and only when not 0, so the ids recorded before they existed stay valid.
-struct OptionalField {
-  const char* key;
-  int KernelConfig::*member;
-  int max;
-  const char* meaning;
-};
-constexpr OptionalField kOptionalFields[] = {
-    {"MM", &KernelConfig::mma, 4,
-     "0 (SIMT), 1 (FP64 tensor cores, m8n8k4), 2 (m16n8k4), 3 (m16n8k8) or 4 (m16n8k16)"},
-    {"AC", &KernelConfig::async_copy, 1, "0 (register staging) or 1 (cp.async pipeline)"},
-    {"SK", &KernelConfig::split_k, 64, "0 (no split-K) or 2..64 (blocks per tile of C along K)"},
-    {"VC", &KernelConfig::vec_c, 1, "0 (C stored an element at a time) or 1 (VS rows at a time)"},
-    {"SL", &KernelConfig::shared32, 1,
-     "0 (fragment loads on 64-bit shared addresses) or 1 (on 32-bit ones, VS > 1 SIMT only)"},
-};
-
-}  // namespace
 
 std::string KernelConfig::id() const {
   std::string out;
-  for (const Field& f : kFields) {
+  for (const TuningParameter& p : tuning_parameters()) {
+    const int value = p.get(*this);
+    // Tokens added later appear only when set, so the ids recorded before them stay valid.
+    if (p.optional && value == 0) continue;
     if (!out.empty()) out += '_';
-    out += f.key;
-    out += std::to_string(this->*f.member);
+    out += p.token;
+    out += std::to_string(value);
   }
-  out += std::string("_") + kEdgeKey + std::to_string(static_cast<int>(edge));
-  for (const OptionalField& f : kOptionalFields)
-    if (this->*f.member != 0) out += std::string("_") + f.key + std::to_string(this->*f.member);
   return out;
 }
 
@@ -78,35 +40,10 @@ KernelConfig KernelConfig::parse(std::string_view id) {
     if (seen[key]) throw InputError("configuration id repeats key '" + key + "'");
     seen[key] = true;
     const int value = static_cast<int>(parse_int(value_text, "configuration id value of " + key));
-    bool matched = false;
-    for (const Field& f : kFields) {
-      if (key == f.key) {
-        c.*f.member = value;
-        matched = true;
-      }
-    }
-    if (key == kEdgeKey) {
-      if (value != 0 && value != 1)
-        throw InputError("ED" + std::to_string(value) +
-                         ": edge mode must be 0 (predicate) or 1 (redirect)");
-      c.edge = static_cast<EdgeMode>(value);
-      matched = true;
-    }
-    for (const OptionalField& f : kOptionalFields) {
-      if (key != f.key) continue;
-      if (value < 0 || value > f.max)
-        throw InputError(key + std::to_string(value) + ": " + key + " must be " + f.meaning);
-      c.*f.member = value;
-      matched = true;
-    }
-    if (!matched) {
-      std::vector<std::string> keys;
-      for (const Field& f : kFields) keys.emplace_back(f.key);
-      keys.emplace_back(kEdgeKey);
-      for (const OptionalField& f : kOptionalFields) keys.emplace_back(f.key);
-      throw InputError("unknown configuration id key '" + key + "' (known: " + join(keys, ", ") +
-                       ")");
-    }
+    const TuningParameter& p = tuning_parameter(key);
+    if (p.max > 0 && (value < 0 || value > p.max))
+      throw InputError(key + std::to_string(value) + ": " + key + " must be " + p.meaning);
+    p.set(c, value);
     pos = end + 1;
   }
   // The read layouts use every thread, so DYA and DYB follow from the rest when not given.
@@ -118,24 +55,20 @@ KernelConfig KernelConfig::parse(std::string_view id) {
 }
 
 bool config_key_optional(std::string_view key) {
-  for (const OptionalField& f : kOptionalFields)
-    if (key == f.key) return true;
+  for (const TuningParameter& p : tuning_parameters())
+    if (key == p.token) return p.optional;
   return false;
 }
 
 std::vector<std::string> config_csv_header() {
   std::vector<std::string> names;
-  for (const Field& f : kFields) names.emplace_back(f.key);
-  names.emplace_back(kEdgeKey);
-  for (const OptionalField& f : kOptionalFields) names.emplace_back(f.key);
+  for (const TuningParameter& p : tuning_parameters()) names.emplace_back(p.token);
   return names;
 }
 
 void config_csv_values(const KernelConfig& c, std::vector<int>& values) {
   values.clear();
-  for (const Field& f : kFields) values.push_back(c.*f.member);
-  values.push_back(static_cast<int>(c.edge));
-  for (const OptionalField& f : kOptionalFields) values.push_back(c.*f.member);
+  for (const TuningParameter& p : tuning_parameters()) values.push_back(p.get(c));
 }
 
 std::vector<int> config_csv_values(const KernelConfig& c) {

@@ -16,43 +16,50 @@
 namespace gemmtune {
 namespace {
 
-constexpr std::array<const char*, kCorrectionFeatureCount> kNames{"thread_tile_m_log2",
-                                                                  "thread_tile_n_log2",
-                                                                  "thread_tile_m_x_n_log2",
-                                                                  "inverse_thread_tile",
-                                                                  "threads_log2",
-                                                                  "block_k_log2",
-                                                                  "block_m_log2",
-                                                                  "block_n_log2",
-                                                                  "vector_a_log2",
-                                                                  "vector_b_log2",
-                                                                  "vector_shared_log2",
-                                                                  "a_k_major",
-                                                                  "b_k_major",
-                                                                  "padded",
-                                                                  "prefetch_a",
-                                                                  "prefetch_b",
-                                                                  "prefetch_both",
-                                                                  "stages",
-                                                                  "full_unroll",
-                                                                  "predicated_edges",
-                                                                  "rasterized",
-                                                                  "mma_m8n8k4",
-                                                                  "mma_m16n8k4",
-                                                                  "cp_async",
-                                                                  "occupancy",
-                                                                  "blocks_per_sm_log2",
-                                                                  "registers_log2",
-                                                                  "compute_share",
-                                                                  "shared_share",
-                                                                  "issue_share",
-                                                                  "latency_share",
-                                                                  "store_share",
-                                                                  "dram_share",
-                                                                  "l2_share",
-                                                                  "wave_efficiency",
-                                                                  "dim_x_log2",
-                                                                  "dim_y_log2"};
+// Every feature of the linear correction, by name, in the calibration format's order: each
+// name stands beside its value, so the two cannot drift apart. Inlined into predict's hot loop.
+template <class Emit>
+void each_feature(const KernelConfig& c, const Prediction& r, Emit&& emit) {
+  const double tm = std::log2(double(c.thr_m())), tn = std::log2(double(c.thr_n()));
+  const double t = r.time_s > 0 ? r.time_s : 1.0;
+  emit("thread_tile_m_log2", tm);
+  emit("thread_tile_n_log2", tn);
+  emit("thread_tile_m_x_n_log2", tm * tn);
+  emit("inverse_thread_tile", 1.0 / (double(c.thr_m()) * c.thr_n()));
+  emit("threads_log2", std::log2(double(c.threads())));
+  emit("block_k_log2", std::log2(double(c.blk_k)));
+  emit("block_m_log2", std::log2(double(c.blk_m)));
+  emit("block_n_log2", std::log2(double(c.blk_n)));
+  emit("vector_a_log2", std::log2(double(c.vec_a)));
+  emit("vector_b_log2", std::log2(double(c.vec_b)));
+  emit("vector_shared_log2", std::log2(double(c.vec_s)));
+  emit("a_k_major", double(c.smem_a_kmajor));
+  emit("b_k_major", double(c.smem_b_kmajor));
+  emit("padded", c.pad > 0 ? 1.0 : 0.0);
+  emit("prefetch_a", c.prefetch == 1 ? 1.0 : 0.0);
+  emit("prefetch_b", c.prefetch == 2 ? 1.0 : 0.0);
+  emit("prefetch_both", c.prefetch == 3 ? 1.0 : 0.0);
+  emit("stages", double(c.stages));
+  emit("full_unroll", c.unroll == 0 ? 1.0 : 0.0);
+  emit("predicated_edges", c.edge == EdgeMode::Predicate ? 1.0 : 0.0);
+  emit("rasterized", c.raster > 1 ? 1.0 : 0.0);
+  emit("mma_m8n8k4", c.mma == 1 ? 1.0 : 0.0);
+  emit("mma_m16n8k4", c.mma == 2 ? 1.0 : 0.0);
+  emit("cp_async", double(c.async_copy));
+  emit("occupancy", r.occ.fraction);
+  emit("blocks_per_sm_log2", std::log2(double(std::max(1, r.occ.blocks_per_sm))));
+  emit("registers_log2", std::log2(double(std::max(1, r.registers))));
+  emit("compute_share", r.t_compute / t);
+  emit("shared_share", r.t_smem / t);
+  emit("issue_share", r.t_issue / t);
+  emit("latency_share", r.t_latency / t);
+  emit("store_share", r.t_store / t);
+  emit("dram_share", r.t_dram / t);
+  emit("l2_share", r.t_l2 / t);
+  emit("wave_efficiency", r.wave_efficiency);
+  emit("dim_x_log2", std::log2(double(c.dim_x)));
+  emit("dim_y_log2", std::log2(double(c.dim_y)));
+}
 
 // The fast end decides what tuning picks: a configuration at the problem's best weighs
 // 1 + kFastWeight, one 5% slower about a third of that, one 30% slower almost 1.
@@ -74,7 +81,17 @@ bool LogTimeCorrection::empty() const {
 }
 
 const std::array<const char*, kCorrectionFeatureCount>& correction_feature_names() {
-  return kNames;
+  static const std::array<const char*, kCorrectionFeatureCount> names = [] {
+    std::array<const char*, kCorrectionFeatureCount> out{};
+    size_t i = 0;
+    each_feature(KernelConfig{}, Prediction{},
+                 [&](const char* name, double) { out.at(i++) = name; });
+    if (i != out.size())
+      throw std::logic_error("the correction declares " + std::to_string(i) + " features, " +
+                             std::to_string(out.size()) + " expected");
+    return out;
+  }();
+  return names;
 }
 
 double short_loop_gate(const Problem& p) {
@@ -87,45 +104,10 @@ double short_loop_gate(const Problem& p) {
 
 std::array<double, kCorrectionFeatureCount> correction_features(const KernelConfig& c,
                                                                 const Prediction& r) {
-  const double tm = std::log2(double(c.thr_m())), tn = std::log2(double(c.thr_n()));
-  const double t = r.time_s > 0 ? r.time_s : 1.0;
-  return {tm,
-          tn,
-          tm * tn,
-          1.0 / (double(c.thr_m()) * c.thr_n()),
-          std::log2(double(c.threads())),
-          std::log2(double(c.blk_k)),
-          std::log2(double(c.blk_m)),
-          std::log2(double(c.blk_n)),
-          std::log2(double(c.vec_a)),
-          std::log2(double(c.vec_b)),
-          std::log2(double(c.vec_s)),
-          double(c.smem_a_kmajor),
-          double(c.smem_b_kmajor),
-          c.pad > 0 ? 1.0 : 0.0,
-          c.prefetch == 1 ? 1.0 : 0.0,
-          c.prefetch == 2 ? 1.0 : 0.0,
-          c.prefetch == 3 ? 1.0 : 0.0,
-          double(c.stages),
-          c.unroll == 0 ? 1.0 : 0.0,
-          c.edge == EdgeMode::Predicate ? 1.0 : 0.0,
-          c.raster > 1 ? 1.0 : 0.0,
-          c.mma == 1 ? 1.0 : 0.0,
-          c.mma == 2 ? 1.0 : 0.0,
-          double(c.async_copy),
-          r.occ.fraction,
-          std::log2(double(std::max(1, r.occ.blocks_per_sm))),
-          std::log2(double(std::max(1, r.registers))),
-          r.t_compute / t,
-          r.t_smem / t,
-          r.t_issue / t,
-          r.t_latency / t,
-          r.t_store / t,
-          r.t_dram / t,
-          r.t_l2 / t,
-          r.wave_efficiency,
-          std::log2(double(c.dim_x)),
-          std::log2(double(c.dim_y))};
+  std::array<double, kCorrectionFeatureCount> values{};
+  size_t i = 0;
+  each_feature(c, r, [&](const char*, double value) { values[i++] = value; });
+  return values;
 }
 
 std::optional<Prediction> predict_measured(const DeviceSpec& device, const CalibrationSample& s,

@@ -2,69 +2,18 @@
 // by stage, as the seeds' funnel), and the model's ranking of what survives.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/core.hpp"
 #include "model/model.hpp"
 
 namespace gemmtune {
-
-// Whether a domain's list of values for one parameter holds v.
-inline bool enumerates(const std::vector<int>& values, int v) {
-  for (int x : values)
-    if (x == v) return true;
-  return false;
-}
-
-// Values each parameter takes. Tiling factors (the seeds' nine plus vector widths) are
-// enumerated in full; variants multiply each tiling.
-struct SpaceDomain {
-  std::vector<int> blk_m{16, 32, 64, 96, 128, 192, 256};
-  std::vector<int> blk_n{16, 32, 64, 96, 128, 192, 256};
-  std::vector<int> blk_k{4, 8, 16, 32};
-  std::vector<int> dim_x{4, 8, 16, 32, 64};
-  std::vector<int> dim_y{4, 8, 16, 32, 64};
-  std::vector<int> dim_xa{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YA = threads / DIM_XA
-  std::vector<int> dim_xb{1, 2, 4, 8, 16, 32, 64, 128, 256};  // DIM_YB = threads / DIM_XB
-  std::vector<int> vec_a{1, 2, 4};
-  std::vector<int> vec_b{1, 2, 4};
-  // FP64 tensor cores: 1 m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (sm_90+)
-  std::vector<int> mma{0, 1, 2, 3, 4};
-  std::vector<int> async_copy{0, 1};  // 1: cp.async pipeline of ST stages (sm_80+)
-  // Blocks per tile of C along K (0: no split). Only problems with few tiles of C keep a split
-  // past the tile-fit stage, so large problems pay nothing for them.
-  std::vector<int> split_k{0, 2, 4, 8, 16, 32, 64};
-  // variants
-  std::vector<int> stages{1, 2, 3, 4};  // 3 and 4 with the cp.async pipeline only
-  std::vector<int> pad{0, 1, 2, 3, 4};  // 4: conflict-free transposed stores of 8-deep tiles
-  std::vector<int> smem_a_kmajor{0, 1};
-  std::vector<int> smem_b_kmajor{0, 1};
-  std::vector<int> prefetch{0, 1, 2, 3};
-  std::vector<int> unroll{0};  // partial unrolls {1, 2, 4, 8} are explored by local refinement
-  std::vector<int> edge{0, 1};
-  std::vector<int> raster{1, 8};
-  std::vector<int> vec_s{1, 2, 4};
-  std::vector<int> vec_c{0, 1};     // 1: C stored VS rows at a time (KernelConfig::vec_c)
-  std::vector<int> shared32{0, 1};  // 1: fragment loads on 32-bit shared addresses (VS > 1)
-  // The soft stage fmas_per_load's floor for large problems with K <= 128 ("auto" thresholds
-  // only). A long K loop repays high intensity; a short one is a few steps, and the prologue and
-  // C store weigh as much, so more, smaller blocks per SM may win (S 6144x6080x64: BM64_BN128,
-  // 42.7 FMAs per load, 1.102x cuBLAS, pruned by a floor of 48).
-  double short_k_min_fmas_per_load = 24;
-
-  double tiling_count() const;
-  double variant_count() const;
-
-  // "full" (the default above); "compact": the values that won on the H100 in the full space
-  // plus one step either side, small enough (hundreds of configurations a problem) that an
-  // exhaustive sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core
-  // kernels, to be sampled. Throws InputError naming the known domains.
-  static SpaceDomain named(const std::string& name);
-};
 
 enum class StageKind { Hard, Soft };
 
@@ -227,9 +176,42 @@ class ReplayEvaluator : public Evaluator {
   std::vector<std::pair<std::string, size_t>> index_;  // sorted by id
 };
 
+// What a tuning run may spend; each limit is off at 0, and the first one reached ends the run.
 struct Budget {
-  int evaluations = 0;  // 0: no limit
-  double seconds = 0;   // 0: no limit
+  int evaluations = 0;  // measurements
+  double seconds = 0;   // wall time from the run's start, ranking and compiling included
+  // Measurements as a share of the pruned space: 0.05 is the 5% cap the tuning benchmarks hold
+  // strategies to.
+  double space_share = 0;
+  // The tighter of evaluations and space_share for a space of this many configurations (0: none).
+  int evaluation_limit(std::size_t space_size) const;
+  bool limited() const { return evaluations > 0 || seconds > 0 || space_share > 0; }
+};
+
+// A budget being spent: a clock started with the run, and the evaluation limit once the space's
+// size is known. What picks the next configuration (a strategy) never decides when to stop.
+class BudgetMeter {
+ public:
+  explicit BudgetMeter(const Budget& budget, std::size_t space_size = 0);
+  // Resolves the space share once the strategy knows how large the pruned space is.
+  void set_space_size(std::size_t space_size);
+  double elapsed() const;
+  bool timed() const { return budget_.seconds > 0; }
+  bool limited() const { return budget_.limited(); }
+  int evaluation_limit() const { return evaluation_limit_; }
+  // Why the run must stop before another measurement ("evaluation budget", "time budget"), or ""
+  // while it may go on. A time budget that compiling used up must still leave the user a kernel:
+  // until one has measured correctly, up to kGraceEvaluations go on past it.
+  std::string stop_reason(int evaluations, bool have_kernel) const;
+  static constexpr int kGraceEvaluations = 8;
+  // Whether work expected to take `seconds` more still ends within `share` of the time budget
+  // (always, without one).
+  bool fits(double seconds, double share) const;
+
+ private:
+  Budget budget_;
+  int evaluation_limit_ = 0;
+  std::chrono::steady_clock::time_point start_;
 };
 
 struct TuneResult {
@@ -270,6 +252,29 @@ struct HybridOptions {
 // (seed 003), each neighbourhood ordered by the model; stops at the budget.
 TuneResult hybrid_tune(const Problem& problem, Evaluator& evaluator,
                        const HybridOptions& options = {}, const EvaluationSink& sink = {});
+
+// What every strategy is given. The model-driven ones read all of options; the others its
+// budget, domain and constraints.
+struct TuneRequest {
+  const Problem& problem;
+  Evaluator& evaluator;
+  HybridOptions options{};
+  unsigned seed = 1;  // of the strategies that draw at random
+  EvaluationSink sink{};
+};
+
+// A strategy found by name (tune --strategy): what picks the configurations to measure. The
+// budget, in the request, decides when it stops.
+struct Strategy {
+  std::string_view name;
+  std::string_view summary;
+  bool uses_model;  // ranks with the calibrated model (so the caller loads a calibration)
+  TuneResult (*tune)(const TuneRequest& request);
+};
+// Every strategy, the default (hybrid) first.
+const std::vector<Strategy>& strategies();
+// Throws InputError naming the unknown strategy and listing the known ones.
+const Strategy& find_strategy(std::string_view name);
 
 // Neighbours of a configuration: one parameter moved one step in its domain (unroll also
 // visits {1, 2, 4, 8}), kept only if they pass the hard constraints.

@@ -219,51 +219,6 @@ struct Walker {
 
 }  // namespace
 
-SpaceDomain SpaceDomain::named(const std::string& name) {
-  SpaceDomain d;
-  if (name == "full") return d;
-  if (name == "tensor") {
-    // The full domain's tensor-core kernels only (FP64: D and Z), for sweeps that give the
-    // calibration the tensor-pipe, cp.async and stage data the compact sweeps lack.
-    d.mma = {1, 2, 3, 4};
-    d.split_k = {0};
-    return d;
-  }
-  if (name != "compact")
-    throw InputError("space domain '" + name + "' is not one of full, compact, tensor");
-  d.blk_m = {32, 64, 128, 256};
-  d.blk_n = {32, 64, 128, 256};
-  d.blk_k = {8, 16, 32};
-  d.dim_x = {8, 16, 32};
-  d.dim_y = {8, 16, 32};
-  d.vec_a = {1, 4};
-  d.vec_b = {1, 4};
-  d.prefetch = {0, 3};
-  d.vec_s = {1, 4};
-  d.stages = {2};
-  // As recorded in tests/data: sweeps from before the tensor-core and cp.async kernels.
-  d.mma = {0};
-  d.async_copy = {0};
-  d.split_k = {0};
-  d.vec_c = {0};
-  d.shared32 = {0};
-  // The floor the recorded sweeps were taken under: a lower one would leave them incomplete.
-  d.short_k_min_fmas_per_load = 48;
-  return d;
-}
-
-double SpaceDomain::tiling_count() const {
-  return double(blk_m.size()) * blk_n.size() * blk_k.size() * dim_x.size() * dim_y.size() *
-         dim_xa.size() * dim_xb.size() * vec_a.size() * vec_b.size() * mma.size() *
-         async_copy.size() * split_k.size();
-}
-
-double SpaceDomain::variant_count() const {
-  return double(stages.size()) * pad.size() * smem_a_kmajor.size() * smem_b_kmajor.size() *
-         vec_s.size() * shared32.size() * vec_c.size() * prefetch.size() * unroll.size() *
-         edge.size() * raster.size();
-}
-
 namespace {
 
 // One piece of the walk: a block tile (BM, BN, BK) with one DIM_X. Pieces share nothing, so

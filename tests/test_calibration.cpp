@@ -159,6 +159,28 @@ TEST_CASE("rank quality of a perfect and of a reversed model") {
   CHECK_FALSE(bad.problems[0].top10);
 }
 
+TEST_CASE("the correction's features have distinct names in the calibration format's order") {
+  const auto& names = correction_feature_names();
+  std::set<std::string> distinct(names.begin(), names.end());
+  CHECK(distinct.size() == names.size());
+  CHECK(std::string(names.front()) == "thread_tile_m_log2");
+  CHECK(std::string(names[24]) == "occupancy");
+  CHECK(std::string(names.back()) == "dim_y_log2");
+  KernelConfig c = KernelConfig::parse("BM128_BN64_BK16_DX16_DY8_PF3");
+  Prediction r;
+  r.time_s = 2e-3;
+  r.t_dram = 1e-3;
+  const auto values = correction_features(c, r);
+  const auto value = [&](std::string_view name) {
+    return values[size_t(std::find(names.begin(), names.end(), name) - names.begin())];
+  };
+  CHECK(value("block_m_log2") == 7);
+  CHECK(value("prefetch_both") == 1);
+  CHECK(value("prefetch_a") == 0);
+  CHECK(value("dram_share") == 0.5);
+  CHECK(value("dim_y_log2") == 3);
+}
+
 TEST_CASE("the log-time correction recovers a planted error of the model") {
   // Measurements that are the model's times times exp(planted) for a planted linear function of
   // the features: the fit must find it, and the corrected model must then rank them exactly.

@@ -1,4 +1,5 @@
 #include <random>
+#include <set>
 
 #include "core/core.hpp"
 #include "tests/catch.hpp"
@@ -97,4 +98,67 @@ TEST_CASE("config: CSV columns match the id's keys", "[core]") {
   CHECK(header[22] == "SK");
   CHECK(header[23] == "VC");
   CHECK(header.back() == "SL");
+}
+
+TEST_CASE("config: every parameter's token round-trips through id() and parse()", "[core]") {
+  const auto& table = tuning_parameters();
+  REQUIRE(table.size() == config_csv_header().size());
+  for (const TuningParameter& p : table) {
+    INFO("parameter " << p.token);
+    // A value other than the default that an id may carry: the last such of its values.
+    std::vector<int> values = p.full.empty() ? std::vector<int>{8} : p.full;
+    values.insert(values.end(), p.refine_values.begin(), p.refine_values.end());
+    if (p.max > 0) values.push_back(p.max);
+    KernelConfig c;
+    int value = p.get(c);
+    for (int v : values)
+      if (v != p.get(c)) value = v;
+    REQUIRE(value != p.get(c));
+    p.set(c, value);
+    CHECK(p.get(c) == value);
+    const std::string id = c.id();
+    CHECK(id.find(std::string(p.token) + std::to_string(value)) != std::string::npos);
+    CHECK(p.get(KernelConfig::parse(id)) == value);
+    CHECK(KernelConfig::parse(id) == c);
+    CHECK(&tuning_parameter(p.token) == &p);
+  }
+}
+
+TEST_CASE("config: an unknown token or an out-of-range value is an error naming it", "[core]") {
+  CHECK_THROWS_WITH(tuning_parameter("ZZ"),
+                    Catch::Contains("'ZZ'") && Catch::Contains("BM") && Catch::Contains("SL"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_QQ3"), Catch::Contains("'QQ'"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_ED2"),
+                    Catch::Contains("ED2") && Catch::Contains("0 (predicate) or 1 (redirect)"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_SK65"), Catch::Contains("SK65"));
+}
+
+TEST_CASE("config: the parameter table is consistent with itself and the space", "[core]") {
+  std::set<std::string> tokens, macros;
+  std::set<int> source_ranks, refine_ranks;
+  const SpaceDomain full, compact = SpaceDomain::named("compact");
+  for (const TuningParameter& p : tuning_parameters()) {
+    INFO("parameter " << p.token);
+    CHECK(tokens.insert(p.token).second);
+    CHECK(macros.insert(p.macro).second);
+    CHECK(source_ranks.insert(p.source_rank).second);
+    CHECK(p.families != 0);
+    CHECK((p.families & ~unsigned(kEveryFamily)) == 0);
+    if (p.refine_rank > 0) {
+      CHECK(refine_ranks.insert(p.refine_rank).second);
+      CHECK((p.domain || !p.refine_values.empty()));
+    }
+    if (!p.domain) {
+      CHECK(p.full.empty());  // follows from the others: no values of its own
+      continue;
+    }
+    CHECK(full.*p.domain == p.full);
+    CHECK(compact.*p.domain == (p.compact.empty() ? p.full : p.compact));
+    CHECK(enumerates(p.full, p.get(KernelConfig{})));  // the default is one of its values
+  }
+  CHECK(tokens.size() == tuning_parameters().size());
+  CHECK_THROWS_WITH(SpaceDomain::named("huge"), Catch::Contains("'huge'"));
+  // The counts multiply the domains' sizes: 12 tiling factors, 11 variants.
+  CHECK(full.tiling_count() == 7.0 * 7 * 4 * 5 * 5 * 9 * 9 * 3 * 3 * 5 * 2 * 7);
+  CHECK(full.variant_count() == 4.0 * 5 * 2 * 2 * 3 * 2 * 2 * 4 * 1 * 2 * 2);
 }

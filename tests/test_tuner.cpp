@@ -343,7 +343,7 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
     ReplayEvaluator replay(d, rec);
     HybridOptions o;
     o.domain = dom;
-    o.budget.evaluations = int(rec.size()) / 20;
+    o.budget.space_share = 0.05;
     const TuneResult h = hybrid_tune(p, replay, o);
     REQUIRE(h.best);
     UNSCOPED_INFO(id << ": hybrid " << h.best->time_s << " s after " << h.evaluations
@@ -403,4 +403,80 @@ TEST_CASE("tuner: the hybrid measures the 32-bit-address twin of its best kernel
     REQUIRE(plain.best);
     for (const auto& e : plain.history) CHECK(e.config.shared32 == 0);
   }
+}
+
+TEST_CASE("tuner: a budget limits evaluations, a share of the space and time", "[tuner]") {
+  CHECK(Budget{}.evaluation_limit(1000) == 0);  // no limit
+  CHECK_FALSE(Budget{}.limited());
+  CHECK(Budget{40}.evaluation_limit(1000) == 40);
+  const Budget cap{0, 0, 0.05};
+  CHECK(cap.limited());
+  CHECK(cap.evaluation_limit(2000) == 100);  // 5% of the space, not rounded down to 99
+  CHECK(cap.evaluation_limit(1999) == 99);
+  CHECK(cap.evaluation_limit(10) == 1);  // a cap still lets one configuration run
+  CHECK(Budget{30, 0, 0.05}.evaluation_limit(2000) == 30);    // the tighter limit
+  CHECK(Budget{300, 0, 0.05}.evaluation_limit(2000) == 100);  // the tighter limit
+  const Budget too_much{0, 0, 1.5};
+  CHECK_THROWS_WITH(too_much.evaluation_limit(10),
+                    Catch::Contains("1.5") && Catch::Contains("<= 1"));
+  CHECK_THROWS_WITH(Budget{-3}.evaluation_limit(10), Catch::Contains("-3"));
+
+  BudgetMeter meter(cap);
+  meter.set_space_size(400);
+  CHECK(meter.evaluation_limit() == 20);
+  CHECK(meter.stop_reason(19, true).empty());
+  CHECK(meter.stop_reason(20, true) == "evaluation budget");
+  CHECK(meter.fits(1e9, 0.5));  // no time budget: any work fits
+
+  // A spent time budget stops the run once it has a kernel, or after the grace evaluations.
+  BudgetMeter late(Budget{0, 1e-9});
+  while (late.elapsed() < 1e-6) {
+  }
+  CHECK(late.stop_reason(0, true) == "time budget");
+  CHECK(late.stop_reason(BudgetMeter::kGraceEvaluations - 1, false).empty());
+  CHECK(late.stop_reason(BudgetMeter::kGraceEvaluations, false) == "time budget");
+  CHECK_FALSE(late.fits(0, 1.0));
+  BudgetMeter roomy(Budget{0, 3600});
+  CHECK(roomy.fits(60, 0.5));
+  CHECK_FALSE(roomy.fits(1800, 0.5));
+}
+
+TEST_CASE("tuner: every strategy of the registry tunes a recording within its budget", "[tuner]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const Problem p = problem();
+  const auto rec = record(p, d, small_domain());
+  ReplayEvaluator replay(d, rec);
+  REQUIRE(strategies().size() >= 3);
+  CHECK(strategies().front().name == "hybrid");
+  for (const Strategy& strategy : strategies()) {
+    INFO("strategy " << strategy.name);
+    CHECK(&find_strategy(strategy.name) == &strategy);
+    CHECK_FALSE(strategy.summary.empty());
+    int sunk = 0;
+    TuneRequest request{p, replay, small_options(32), 5, [&](const Evaluation&) { ++sunk; }};
+    request.options.budget.space_share = 0.05;
+    const TuneResult r = strategy.tune(request);
+    REQUIRE(r.best);
+    CHECK(r.best->ok());
+    CHECK(r.evaluations == sunk);
+    CHECK(r.evaluations >= 1);
+    CHECK(r.evaluations <= int(rec.size()) / 20);
+  }
+  // The random strategy with a seed is random_search over the pruned space with that seed.
+  TuneRequest request{p, replay, small_options(32), 5, {}};
+  request.options.budget.evaluations = 12;
+  std::vector<KernelConfig> all;
+  for (const auto& e : rec) all.push_back(e.config);
+  const TuneResult by_name = find_strategy("random").tune(request);
+  const TuneResult direct = random_search(p, replay, all, 5, Budget{12});
+  REQUIRE(by_name.history.size() == direct.history.size());
+  for (size_t i = 0; i < direct.history.size(); ++i)
+    CHECK(by_name.history[i].config == direct.history[i].config);
+}
+
+TEST_CASE("tuner: an unknown strategy is an error naming it and the known ones", "[tuner]") {
+  CHECK_THROWS_AS(find_strategy("annealing"), InputError);
+  CHECK_THROWS_WITH(find_strategy("annealing"), Catch::Contains("'annealing'") &&
+                                                    Catch::Contains("hybrid") &&
+                                                    Catch::Contains("random"));
 }
