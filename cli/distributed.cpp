@@ -248,14 +248,31 @@ void serve_items(const TuneArgs& a, const dist::World& world, const dist::Option
 bool run_distributed(const TuneArgs& a, bool sweep) {
   if (dist::launched_ranks() <= 1) return false;
   const dist::Options options = dist_options(a, sweep);
-  const dist::World world;
-  check_fault_tolerance(world);
-  if (world.rank() != 0)
-    serve_items(a, world, options, sweep);
-  else if (sweep)
-    lead_sweep(a, world, options);
-  else
-    lead_tune(a, world, options);
+  int code = 0;
+  {
+    dist::World world;
+    // Errors are reported here, before MPI ends: finalizing after a lost rank may not return.
+    try {
+      check_fault_tolerance(world);
+      if (world.rank() != 0)
+        serve_items(a, world, options, sweep);
+      else if (sweep)
+        lead_sweep(a, world, options);
+      else
+        lead_tune(a, world, options);
+    } catch (const InputError& e) {
+      // A worker's bad input reaches rank 0 (in its identity or its item), which says it once.
+      if (world.rank() == 0) std::fprintf(stderr, "gemmtune: error: %s\n", e.what());
+      code = 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gemmtune: failed: %s\n", e.what());
+      code = 1;
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    world.exit_code = code;
+  }
+  if (code != 0) std::exit(code);
   return true;
 }
 

@@ -24,11 +24,15 @@ int launched_local_rank();
 bool survives_lost_ranks();
 
 // MPI for the life of the object: initialized in the constructor, finalized in the destructor.
-// Errors are returned, not fatal, so a dead peer does not abort the survivors.
+// Errors are returned, not fatal, so a dead peer does not abort the survivors. OpenMPI's
+// finalize can wait forever on a rank that died: after finalize_timeout_s the process ends with
+// exit_code (the work is stored by then).
 class World {
  public:
   World();
   ~World();
+  double finalize_timeout_s = 10;
+  int exit_code = 0;
   World(const World&) = delete;
   World& operator=(const World&) = delete;
   int rank() const { return rank_; }

@@ -1,9 +1,15 @@
 // MPI's lifetime, and what mpirun tells a process before MPI starts.
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "dist/dist.hpp"
 
@@ -47,7 +53,21 @@ World::World() {
 }
 
 World::~World() {
+  std::atomic<bool> finalized{false};
+  std::thread guard([&] {
+    const auto start = std::chrono::steady_clock::now();
+    while (!finalized) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (std::chrono::steady_clock::now() - start >
+          std::chrono::duration<double>(finalize_timeout_s)) {
+        std::fflush(stdout);
+        _exit(exit_code);
+      }
+    }
+  });
   MPI_Finalize();
+  finalized = true;
+  guard.join();
 }
 
 double ScheduleReport::efficiency() const {
