@@ -110,8 +110,11 @@ int main(int argc, char** argv) {
       const int workers = n - 1;
       const double makespan =
           dist::simulated_makespan(items, workers, round_trip_ms * 1e-3, rank0_ms * 1e-3);
-      std::printf("%d ranks (%d measuring): %.0f s, speed-up %.1f, efficiency %.1f%%\n", n, workers,
-                  makespan, work / makespan, 100 * work / (workers * makespan));
+      std::printf(
+          "%d ranks (%d measuring): %.0f s, speed-up %.1f, efficiency %.1f%% per measuring rank, "
+          "%.1f%% per rank\n",
+          n, workers, makespan, work / makespan, 100 * work / (workers * makespan),
+          100 * work / (n * makespan));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpi_efficiency: %s\n", e.what());
