@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/options.hpp"
+#include "cli/tune_jobs.hpp"
 #include "model/model.hpp"
 #include "profiler/profiler.hpp"
 #include "search/search.hpp"
@@ -17,48 +18,6 @@
 
 namespace gemmtune::cli {
 namespace {
-
-struct TuneArgs {
-  ProblemOptions problem;
-  std::string db = Database::default_path();
-  EvaluatorOptions evaluator;
-  std::string strategy = "hybrid";
-  std::string domain = "full";
-  std::string calibration = "auto";
-  bool recalibrate = false;
-  bool counters = false;  // with every measurement (tune)
-  std::string objective = "time";
-  int evaluations = 0;
-  double seconds = 60;
-  double cap_percent = 0;  // tune: at most this percentage of the pruned space measured
-  int compile_top = 64, measure_top = 8;
-  unsigned seed = 1;
-  int limit = 0;
-  int sample = 0;  // sweep: a uniformly random subset of this size (0: every configuration)
-};
-
-EvaluatorOptions evaluator_options(const TuneArgs& a) {
-  EvaluatorOptions o = a.evaluator;
-  o.energy = parse_objective(a.objective) != Objective::Time;
-  o.counters = a.counters;
-  return o;
-}
-
-void report(const Problem& p, const TuneResult& r, const char* what) {
-  if (!r.best) {
-    std::printf("%s %s: no configuration ran correctly in %d evaluations\n", what,
-                p.shape_id().c_str(), r.evaluations);
-    return;
-  }
-  std::printf(
-      "%s %s: best %s\n  %.2f us, %.0f GFLOP/s; %d measured, %d compiled, %.1f s, stopped by %s\n",
-      what, p.shape_id().c_str(), r.best->config.id().c_str(), r.best->time_s * 1e6,
-      p.flops() / r.best->time_s * 1e-9, r.evaluations, r.compiled, r.seconds,
-      r.stopped_by.c_str());
-  if (r.best->energy_j > 0)
-    std::printf("  %.4f J per run, %.1f GFLOP/J\n", r.best->energy_j,
-                p.flops() / r.best->energy_j * 1e-9);
-}
 
 // Online refinement: refit on everything the store holds for this device (the new attempts
 // included), starting from the current coefficients, so the next problem ranks with it.
@@ -75,93 +34,70 @@ void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
 }
 
 void run_tune(const TuneArgs& a) {
-  const Problem p = a.problem.problem();
-  auto evaluator = make_evaluator(evaluator_options(a), p);
-  Database db(a.db);
-  const DeviceSpec& d = evaluator->device();
-  db.save_device(d);
-  const EvaluationSink sink = [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); };
-  const Strategy& strategy = find_strategy(a.strategy);
-  TuneRequest request{p, *evaluator, {}, a.seed, sink};
-  HybridOptions& o = request.options;
-  o.compile_top = a.compile_top;
-  o.measure_top = a.measure_top;
-  o.budget = Budget{a.evaluations, a.seconds, a.cap_percent / 100};
-  o.domain = SpaceDomain::named(a.domain);
-  o.objective = parse_objective(a.objective);
-  if (strategy.uses_model) {
-    const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
-    std::printf("tune %s: model calibration: %s\n", p.shape_id().c_str(),
-                calibration.description.c_str());
-    o.coefficients = calibration.coefficients;
+  if (run_distributed(a, false)) return;
+  const std::vector<Problem> problems = tune_problems(a);
+  const bool workload = !a.problems_file.empty();
+  std::optional<Database> db;
+  for (const Problem& p : problems) {
+    auto evaluator = make_evaluator(evaluator_options(a), p);
+    const DeviceSpec& d = evaluator->device();
+    if (!db) db.emplace(a.db);
+    db->save_device(d);
+    // A workload resumes: a problem whose tune finished is skipped.
+    const std::string key = tune_step_key(p, d.name, a);
+    if (workload && db->step(key)) {
+      std::printf("tune %s: already tuned (%s)\n", p.shape_id().c_str(), db->step(key)->c_str());
+      continue;
+    }
+    ModelCoefficients coefficients;
+    if (find_strategy(a.strategy).uses_model) {
+      const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+      std::printf("tune %s: model calibration: %s\n", p.shape_id().c_str(),
+                  calibration.description.c_str());
+      coefficients = calibration.coefficients;
+    }
+    const EvaluationSink sink = [&](const Evaluation& e) { db->add(attempt_from(e, p, d)); };
+    const TuneResult r = tune_problem(a, p, *evaluator, coefficients, sink);
+    std::fputs(report_text(p, r, "tune").c_str(), stdout);
+    if (workload) db->mark_step(key, std::to_string(r.evaluations) + " evaluations");
+    if (a.recalibrate && &p == &problems.back()) recalibrate(*db, d, a);
   }
-  const TuneResult r = strategy.tune(request);
-  report(p, r, "tune");
-  if (a.recalibrate) recalibrate(db, d, a);
 }
 
 void run_sweep(const TuneArgs& a) {
+  if (run_distributed(a, true)) return;
   const Problem p = a.problem.problem();
   auto evaluator = make_evaluator(evaluator_options(a), p);
   Database db(a.db);
   const DeviceSpec& d = evaluator->device();
   db.save_device(d);
   // Resumable: whatever the store already has for this problem is skipped.
-  std::vector<KernelConfig> to_measure;
-  int skipped = 0;
-  std::vector<KernelConfig> space = pruned_space(p, d, SpaceDomain::named(a.domain));
-  const size_t space_size = space.size();
-  if (a.sample > 0 && size_t(a.sample) < space.size()) {
-    // The same seed picks the same subset, so an interrupted sampled sweep resumes.
-    std::mt19937 rng(a.seed);
-    std::shuffle(space.begin(), space.end(), rng);
-    space.resize(size_t(a.sample));
-  }
-  for (const auto& c : space) {
-    if (!evaluator->can_evaluate(c)) continue;
-    if (db.has(d.name, p, c)) {
-      ++skipped;
-      continue;
-    }
-    to_measure.push_back(c);
-    if (a.limit > 0 && int(to_measure.size()) >= a.limit) break;
-  }
-  const bool tty = isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  int done = 0;
+  const SweepPlan plan = plan_sweep(a, p, *evaluator, db);
+  SweepProgress progress(plan.to_measure.size());
   const EvaluationSink sink = [&](const Evaluation& e) {
     db.add(attempt_from(e, p, d));
-    ++done;
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double eta = elapsed / done * double(to_measure.size() - size_t(done));
-    if (tty) {
-      const int width = 30, filled = int(width * done / std::max<size_t>(1, to_measure.size()));
-      std::fprintf(stderr, "\r[%s%s] %d/%zu  %.0f s elapsed, ETA %.0f s ",
-                   std::string(size_t(filled), '#').c_str(),
-                   std::string(size_t(width - filled), '.').c_str(), done, to_measure.size(),
-                   elapsed, eta);
-    } else if (done % 25 == 0 || size_t(done) == to_measure.size()) {
-      std::fprintf(stderr, "sweep %d/%zu, %.0f s elapsed, ETA %.0f s\n", done, to_measure.size(),
-                   elapsed, eta);
-    }
+    progress.add(1);
   };
-  std::fprintf(
-      stderr, "sweep of %s (%s domain, %zu configurations%s): %zu to measure, %d already stored\n",
-      p.shape_id().c_str(), a.domain.c_str(), space_size,
-      space.size() < space_size ? (", a sample of " + std::to_string(space.size())).c_str() : "",
-      to_measure.size(), skipped);
-  const TuneResult r = sweep(p, *evaluator, to_measure, Budget{a.evaluations, a.seconds}, sink);
-  if (tty) std::fprintf(stderr, "\n");
-  report(p, r, "sweep");
+  std::fputs(sweep_header(a, p, plan).c_str(), stderr);
+  const TuneResult r =
+      sweep(p, *evaluator, plan.to_measure, Budget{a.evaluations, a.seconds}, sink);
+  progress.finish();
+  std::fputs(report_text(p, r, "sweep").c_str(), stdout);
 }
 
-void add_common(CLI::App& cmd, TuneArgs& a) {
-  add_problem_options(cmd, a.problem);
+void add_common(CLI::App& cmd, TuneArgs& a, bool sizes_required) {
+  add_problem_options(cmd, a.problem, sizes_required);
   cmd.add_option("--db", a.db, "the store")->capture_default_str();
   add_evaluator_options(cmd, a.evaluator);
   cmd.add_option("--evaluations", a.evaluations, "stop after this many measurements (0: no limit)");
   add_domain_option(cmd, a.domain);
+}
+
+void add_distribution_options(CLI::App& cmd, TuneArgs& a) {
+  cmd.add_option("--rank-timeout", a.rank_timeout,
+                 "under mpirun: seconds without word from a rank (a result, a request) before it "
+                 "is lost and its item goes to another rank; longer than a compile batch")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -170,7 +106,11 @@ void register_tune(CLI::App& app) {
   auto a = std::make_shared<TuneArgs>();
   auto* tune = app.add_subcommand(
       "tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
-  add_common(*tune, *a);
+  add_common(*tune, *a, false);
+  tune->add_option("--problems", a->problems_file,
+                   "tune every problem of this file in turn (one per line, in the problem "
+                   "options; resumable: a rerun skips the problems tuned)");
+  add_distribution_options(*tune, *a);
   tune->add_option("--seconds", a->seconds, "time budget (0: none)")->capture_default_str();
   std::string names;
   for (const Strategy& s : strategies())
@@ -199,7 +139,11 @@ void register_tune(CLI::App& app) {
   b->seconds = 0;
   auto* sw =
       app.add_subcommand("sweep", "measure every configuration of the pruned space (resumable)");
-  add_common(*sw, *b);
+  add_common(*sw, *b, true);
+  add_distribution_options(*sw, *b);
+  sw->add_option("--item-configs", b->item_configs,
+                 "under mpirun: configurations per work item a rank measures")
+      ->capture_default_str();
   sw->add_option("--seconds", b->seconds, "time budget (0: none)")->capture_default_str();
   sw->add_option("--limit", b->limit, "measure at most this many new configurations");
   sw->add_option("--sample", b->sample,

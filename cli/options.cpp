@@ -1,7 +1,9 @@
 #include "cli/options.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "profiler/profiler.hpp"
@@ -84,6 +86,8 @@ std::vector<Problem> read_problems_file(const std::string& path) {
 
 void add_evaluator_options(CLI::App& app, EvaluatorOptions& o) {
   app.add_option("--replay", o.replay, "answer from a CSV of recorded attempts instead of the GPU");
+  app.add_option("--replay-delay", o.replay_delay,
+                 "with --replay: seconds each measurement takes, as on a GPU (to time schedules)");
   app.add_option("--gpu", o.gpu, "with --replay: the built-in spec the recording was made on")
       ->capture_default_str();
   app.add_option("--repetitions,-r", o.repetitions, "timed repetitions per kernel")
@@ -95,20 +99,24 @@ void add_evaluator_options(CLI::App& app, EvaluatorOptions& o) {
 
 std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p) {
   if (!o.replay.empty()) {
-    std::ifstream in(o.replay);
-    if (!in) throw InputError("cannot read the replay file '" + o.replay + "'");
-    std::stringstream text;
-    text << in.rdbuf();
-    CsvImportReport report;
-    std::vector<Evaluation> recorded;
-    for (const Attempt& at : read_attempts_csv(text.str(), report)) {
-      if (at.problem == p) recorded.push_back(evaluation_from(at));
+    // A workload replays many problems from one file: it is read once.
+    static std::map<std::string, std::vector<Attempt>> read;
+    if (!read.count(o.replay)) {
+      std::ifstream in(o.replay);
+      if (!in) throw InputError("cannot read the replay file '" + o.replay + "'");
+      std::stringstream text;
+      text << in.rdbuf();
+      CsvImportReport report;
+      read[o.replay] = read_attempts_csv(text.str(), report);
+      if (!report.rejected.empty())
+        std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
+                     report.rejected.size(), report.rejected.front().c_str());
     }
-    if (!report.rejected.empty())
-      std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
-                   report.rejected.size(), report.rejected.front().c_str());
+    std::vector<Evaluation> recorded;
+    for (const Attempt& at : read[o.replay])
+      if (at.problem == p) recorded.push_back(evaluation_from(at));
     if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
-    return std::make_unique<ReplayEvaluator>(find_builtin_device(o.gpu), recorded);
+    return std::make_unique<ReplayEvaluator>(find_builtin_device(o.gpu), recorded, o.replay_delay);
   }
   if (cuda_device_count() == 0)
     throw InputError(
@@ -181,6 +189,22 @@ void add_calibration_option(CLI::App& app, std::string& source) {
                  "model coefficients: auto (the store's latest for this GPU, else the one shipped "
                  "for it), none, or a JSON file")
       ->capture_default_str();
+}
+
+namespace {
+std::string& stored_command_line() {
+  static std::string line;
+  return line;
+}
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  stored_command_line() = join(args, " ");
+}
+
+const std::string& command_line() {
+  return stored_command_line();
 }
 
 Format parse_format(const std::string& text) {

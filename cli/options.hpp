@@ -35,6 +35,7 @@ void add_gpu_option(CLI::App& app, GpuOption& o);
 // Where measurements come from: a recording (--replay) or the local GPU.
 struct EvaluatorOptions {
   std::string replay;            // CSV of recorded attempts
+  double replay_delay = 0;       // seconds each replayed measurement takes
   std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
   int repetitions = 20;
   double timeout = 60;
@@ -62,6 +63,10 @@ ModelCoefficients stored_coefficients(const std::string& db_path, const std::str
 void add_calibration_option(CLI::App& app, std::string& source);
 // One line on the log-time correction of a calibration: refitted, or kept and why.
 std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options);
+
+// The arguments the command was started with, after the program's name, joined by spaces.
+void set_command_line(int argc, char** argv);
+const std::string& command_line();
 
 // Each subcommand registers itself on the app.
 void register_predict(CLI::App& app);

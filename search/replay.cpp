@@ -1,12 +1,18 @@
 // ReplayEvaluator: recorded measurements stand in for the GPU.
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "search/search.hpp"
 
 namespace gemmtune {
 
-ReplayEvaluator::ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded)
-    : device_(std::move(device)), recorded_(std::move(recorded)) {
+ReplayEvaluator::ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded,
+                                 double delay_s)
+    : device_(std::move(device)), recorded_(std::move(recorded)), delay_s_(delay_s) {
+  if (!(delay_s >= 0))
+    throw InputError("a replay delay of " + std::to_string(delay_s) +
+                     " s is invalid: it must be >= 0");
   index_.reserve(recorded_.size());
   for (size_t i = 0; i < recorded_.size(); ++i) index_.emplace_back(recorded_[i].config.id(), i);
   std::sort(index_.begin(), index_.end());
@@ -40,7 +46,10 @@ std::vector<CompiledInfo> ReplayEvaluator::compile(const Problem&,
 std::vector<Evaluation> ReplayEvaluator::measure(const Problem&,
                                                  const std::vector<KernelConfig>& configs) {
   std::vector<Evaluation> out;
-  for (const auto& c : configs) out.push_back(find(c));
+  for (const auto& c : configs) {
+    out.push_back(find(c));
+    if (delay_s_ > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay_s_));
+  }
   return out;
 }
 

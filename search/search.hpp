@@ -157,10 +157,11 @@ class Evaluator {
 };
 
 // Answers from recorded evaluations of one problem. A configuration never recorded is an error
-// (InputError naming it), so a replayed strategy cannot silently measure nothing.
+// (InputError naming it), so a replayed strategy cannot silently measure nothing. delay_s: each
+// measurement takes that long, as a GPU would, so that schedules can be timed without one.
 class ReplayEvaluator : public Evaluator {
  public:
-  ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded);
+  ReplayEvaluator(DeviceSpec device, std::vector<Evaluation> recorded, double delay_s = 0);
   const DeviceSpec& device() const override { return device_; }
   std::vector<CompiledInfo> compile(const Problem& problem,
                                     const std::vector<KernelConfig>& configs) override;
@@ -174,6 +175,7 @@ class ReplayEvaluator : public Evaluator {
   DeviceSpec device_;
   std::vector<Evaluation> recorded_;
   std::vector<std::pair<std::string, size_t>> index_;  // sorted by id
+  double delay_s_ = 0;
 };
 
 // What a tuning run may spend; each limit is off at 0, and the first one reached ends the run.

@@ -1,0 +1,18 @@
+# Writes OUT: the source tree's commit ("unknown" outside git; "+dirty" with local changes).
+execute_process(COMMAND git -C ${SRC} rev-parse --short=12 HEAD OUTPUT_VARIABLE commit
+                OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+if(failed OR commit STREQUAL "")
+  set(commit "unknown")
+else()
+  execute_process(COMMAND git -C ${SRC} diff --quiet HEAD -- . RESULT_VARIABLE dirty)
+  if(dirty)
+    set(commit "${commit}+dirty")
+  endif()
+endif()
+set(text "namespace gemmtune::cli { extern const char* const kBuildCommit = \"${commit}\"; }\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUT} "${text}")
+endif()
