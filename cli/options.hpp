@@ -63,5 +63,6 @@ void register_store(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_record(CLI::App& app);
+void register_report(CLI::App& app);
 
 }  // namespace gemmtune::cli

@@ -113,13 +113,18 @@ def _layout(x: _Matrix, name: str) -> tuple[bool, int]:
                      ".contiguous() first)")
 
 
+_torch_stream: Any = None  # torch's current-stream getter, found on first use
+
+
 def _current_stream(x: _Matrix, original: Any) -> int:
+    global _torch_stream
     if x.library == "torch":
-        torch = sys.modules["torch"]
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return raw(x.device)
-        return torch.cuda.current_stream(x.device).cuda_stream
+        if _torch_stream is None:
+            torch = sys.modules["torch"]
+            # The raw handle without building a Stream object (what Triton's launcher reads).
+            _torch_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+                lambda device: torch.cuda.current_stream(device).cuda_stream)
+        return _torch_stream(x.device)
     if x.library.startswith("cupy"):
         return sys.modules["cupy"].cuda.get_current_stream().ptr
     cai = getattr(original, "__cuda_array_interface__", None)
@@ -167,6 +172,13 @@ def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: comp
         raise ValueError(f"c has dtype {mc.dtype}; expected a's {ma.dtype}")
     if mc.device != ma.device:
         raise ValueError(f"c is on CUDA device {mc.device}; expected a's device {ma.device}")
+    for x, name in ((ma, "a"), (mb, "b")):
+        # Kernels read A and B in vectors of up to 16 bytes from the base pointer on; C's
+        # alignment is checked by the kernel itself.
+        if x.ptr % 16:
+            raise ValueError(f"{name} starts at address {x.ptr:#x}, not a multiple of 16 bytes "
+                             "(a view at an offset); expected an aligned array (pass a copy, "
+                             ".clone() or .copy())")
     ta, lda = _layout(ma, "a")
     tb, ldb = _layout(mb, "b")
     tc, ldc = _layout(mc, "c")

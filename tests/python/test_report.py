@@ -5,7 +5,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -23,13 +22,20 @@ def store(tmp_path_factory):
     return db
 
 
-def test_report_holds_every_plot_as_an_embedded_image(store, tmp_path):
-    out = tmp_path / "report.html"
-    done = subprocess.run([sys.executable, "-m", "gemmtune.report", "--db", store, "-o",
-                           str(out)], capture_output=True, text=True, env={
-                               **os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+@pytest.fixture(scope="module")
+def page(store, tmp_path_factory):
+    # Through the command, which runs python -m gemmtune.report with this Python.
+    out = tmp_path_factory.mktemp("page") / "report.html"
+    command = os.path.join(os.path.dirname(gemmtune.__file__), "gemmtune")
+    done = subprocess.run([command, "report", "--db", store, "-o", str(out)],
+                          capture_output=True, text=True,
+                          env={**os.environ, "GEMMTUNE_PYTHON": sys.executable,
+                               "PYTHONPATH": os.pathsep.join(sys.path)})
     assert done.returncode == 0, done.stderr
-    page = out.read_text()
+    return out.read_text()
+
+
+def test_report_holds_every_plot_as_an_embedded_image(page):
     for plot in report.PLOTS:
         assert f'id="{plot}"' in page
         images = re.findall(rf'data-plot="{plot}"><img alt="[^"]*" '
@@ -40,8 +46,7 @@ def test_report_holds_every_plot_as_an_embedded_image(store, tmp_path):
     assert "NVIDIA H100 80GB HBM3" in page and "us" in page
 
 
-def test_each_figure_names_problem_device_date_and_units(store):
-    page = report.build(store, convergence=2, profiled=1)
+def test_each_figure_names_problem_device_date_and_units(page):
     captions = re.findall(r"<figcaption>([^<]*)</figcaption>", page)
     assert captions
     for caption in captions:
