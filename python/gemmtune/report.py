@@ -21,6 +21,7 @@ from collections import defaultdict
 from typing import Any, Optional, Sequence
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -183,6 +184,10 @@ def _predicted_vs_measured(page: Page, problems: list[Problem], device: str) -> 
             ax.set_xlabel("predicted (us)", fontsize=8)
             ax.set_ylabel("measured (us)", fontsize=8)
             ax.tick_params(labelsize=7)
+            # Labelled minor ticks overlap on axes this small, unless no decade is in view.
+            for axis, values in ((ax.xaxis, pred), (ax.yaxis, meas)):
+                if values.max() > 10 * values.min():
+                    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         for ax in list(axes.flat)[len(chunk):]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=7)
@@ -190,7 +195,7 @@ def _predicted_vs_measured(page: Page, problems: list[Problem], device: str) -> 
         fig.suptitle(f"Predicted vs measured kernel time (us), log-log - {device} - measured "
                      f"{dates}", fontsize=11)
         # Fixed margins: tight_layout costs seconds on a grid of log axes.
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.06, top=1 - 0.5 / (3.1 * rows),
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.06, top=1 - 0.9 / (3.1 * rows + 0.4),
                             wspace=0.3, hspace=0.55)
         page.figure("predicted-vs-measured", fig,
                     f"Problems {', '.join(p.label for p in chunk)} on {device}, measured {dates}; "
@@ -321,10 +326,12 @@ def _roofline(page: Page, problems: list[Problem], device: str, spec: dict[str, 
     bandwidth = spec["dram_bandwidth_gbs"]
     fig, ax = plt.subplots(figsize=(10, 5.5))
     intensity = np.logspace(-1, 4, 200)
+    roofs: dict[float, list[str]] = defaultdict(list)
     for precision, label in (("s", "FP32"), ("d", "FP64")):
-        peak = spec["peak_gflops"][precision]
-        ax.plot(intensity, np.minimum(peak, bandwidth * intensity), label=f"{label} roof "
-                f"({peak:.0f} GFLOP/s, {bandwidth:.0f} GB/s)")
+        roofs[spec["peak_gflops"][precision]].append(label)
+    for peak, labels in roofs.items():  # one line where the peaks are equal
+        ax.plot(intensity, np.minimum(peak, bandwidth * intensity), label=f"{' and '.join(labels)}"
+                f" roof ({peak:.0f} GFLOP/s, {bandwidth:.0f} GB/s)")
     placed = 0
     for p in problems:
         measured = [r for r in p.ok if _dram_bytes(r.get("counters"))]
