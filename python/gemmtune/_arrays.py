@@ -6,7 +6,7 @@ Everything is checked before anything is launched."""
 from __future__ import annotations
 
 import sys
-from typing import Any, NamedTuple, Optional
+from typing import Any, Optional
 
 from . import _gemmtune
 
@@ -18,15 +18,9 @@ _ITEMSIZE = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
 _SUPPORTED = "float32, float64, complex64 or complex128"
 
 
-class _Matrix(NamedTuple):
-    ptr: int
-    rows: int
-    cols: int
-    row_stride: int  # in elements
-    col_stride: int
-    dtype: str
-    device: int
-    library: str
+# A matrix as gemm reads it: (pointer, rows, cols, row stride, column stride (elements), dtype
+# name, CUDA device, library). A plain tuple: gemm's host time is the point.
+_Matrix = tuple
 
 
 _torch_dtypes: dict[Any, str] = {}
@@ -46,7 +40,7 @@ def _torch_matrix(x: Any, name: str) -> _Matrix:
                          "2-D matrix")
     rows, cols = x.shape
     s0, s1 = x.stride()
-    return _Matrix(x.data_ptr(), rows, cols, s0, s1, dtype, x.get_device(), "torch")
+    return (x.data_ptr(), rows, cols, s0, s1, dtype, x.get_device(), "torch")
 
 
 def _interface_matrix(x: Any, name: str, cai: dict) -> _Matrix:
@@ -70,7 +64,7 @@ def _interface_matrix(x: Any, name: str, cai: dict) -> _Matrix:
     device = getattr(getattr(x, "device", None), "id", None)
     if device is None:
         device = _gemmtune.pointer_device(ptr)
-    return _Matrix(ptr, shape[0], shape[1], s0, s1, dtype, device, type(x).__module__)
+    return (ptr, shape[0], shape[1], s0, s1, dtype, device, type(x).__module__)
 
 
 def _dlpack_matrix(x: Any, name: str) -> _Matrix:
@@ -83,7 +77,7 @@ def _dlpack_matrix(x: Any, name: str) -> _Matrix:
     if len(shape) != 2:
         raise ValueError(f"{name} has {len(shape)} dimensions (shape {tuple(shape)}); expected a "
                          "2-D matrix")
-    return _Matrix(ptr, shape[0], shape[1], strides[0], strides[1], dtype, device, "dlpack")
+    return (ptr, shape[0], shape[1], strides[0], strides[1], dtype, device, "dlpack")
 
 
 def _matrix(x: Any, name: str) -> _Matrix:
@@ -103,14 +97,16 @@ def _matrix(x: Any, name: str) -> _Matrix:
 def _layout(x: _Matrix, name: str) -> tuple[bool, int]:
     """(transposed, ld): the column-major matrix the runtime sees is x itself (False) or its
     transpose (True), with leading dimension ld. A dimension of size 1 has any stride."""
-    if (x.row_stride == 1 or x.rows == 1) and (x.col_stride >= max(1, x.rows) or x.cols == 1):
-        return False, max(x.col_stride if x.cols > 1 else x.rows, 1)
-    if (x.col_stride == 1 or x.cols == 1) and (x.row_stride >= max(1, x.cols) or x.rows == 1):
-        return True, max(x.row_stride if x.rows > 1 else x.cols, 1)
-    raise ValueError(f"{name} has strides ({x.row_stride}, {x.col_stride}) elements for shape "
-                     f"({x.rows}, {x.cols}); expected one of them 1 and the other at least the "
-                     "extent of the other dimension (a row- or column-major view; make it "
-                     ".contiguous() first)")
+    _, rows, cols, s0, s1 = x[:5]
+    if s1 == 1 and s0 >= cols > 0:  # row-major, the common case first
+        return True, s0
+    if (s0 == 1 or rows == 1) and (s1 >= max(1, rows) or cols == 1):
+        return False, max(s1 if cols > 1 else rows, 1)
+    if (s1 == 1 or cols == 1) and (s0 >= max(1, cols) or rows == 1):
+        return True, max(s0 if rows > 1 else cols, 1)
+    raise ValueError(f"{name} has strides ({s0}, {s1}) elements for shape ({rows}, {cols}); "
+                     "expected one of them 1 and the other at least the extent of the other "
+                     "dimension (a row- or column-major view; make it .contiguous() first)")
 
 
 _torch_stream: Any = None  # torch's current-stream getter, found on first use
@@ -118,14 +114,15 @@ _torch_stream: Any = None  # torch's current-stream getter, found on first use
 
 def _current_stream(x: _Matrix, original: Any) -> int:
     global _torch_stream
-    if x.library == "torch":
+    library = x[7]
+    if library == "torch":
         if _torch_stream is None:
             torch = sys.modules["torch"]
             # The raw handle without building a Stream object (what Triton's launcher reads).
             _torch_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
                 lambda device: torch.cuda.current_stream(device).cuda_stream)
-        return _torch_stream(x.device)
-    if x.library.startswith("cupy"):
+        return _torch_stream(x[6])
+    if library.startswith("cupy"):
         return sys.modules["cupy"].cuda.get_current_stream().ptr
     cai = getattr(original, "__cuda_array_interface__", None)
     stream = cai.get("stream") if cai else None
@@ -135,6 +132,8 @@ def _current_stream(x: _Matrix, original: Any) -> int:
 
 
 def _scalar(value: Any, name: str, precision: str) -> tuple[float, float]:
+    if type(value) is int or type(value) is float:
+        return float(value), 0.0
     z = complex(value)
     if z.imag and precision in "sd":
         raise ValueError(f"{name} = {value} is complex; the arrays are real")
@@ -149,63 +148,63 @@ def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: comp
     column-major views of any leading dimension. A ``ValueError`` names the array at fault
     (host memory, dtype, shape, device, strides) before anything runs."""
     ma, mb = _matrix(a, "a"), _matrix(b, "b")
-    m, k = (ma.cols, ma.rows) if trans_a else (ma.rows, ma.cols)
-    kb, n = (mb.cols, mb.rows) if trans_b else (mb.rows, mb.cols)
+    _, a_rows, a_cols, _, _, dtype, device, _ = ma
+    b_rows, b_cols = mb[1], mb[2]
+    m, k = (a_cols, a_rows) if trans_a else (a_rows, a_cols)
+    kb, n = (b_cols, b_rows) if trans_b else (b_rows, b_cols)
     if kb != k:
-        raise ValueError(f"b has shape ({mb.rows}, {mb.cols}){' transposed' if trans_b else ''}; "
+        raise ValueError(f"b has shape ({b_rows}, {b_cols}){' transposed' if trans_b else ''}; "
                          f"expected {k} rows to match a's {k} columns"
                          f"{' transposed' if trans_a else ''}")
-    if mb.dtype != ma.dtype:
-        raise ValueError(f"b has dtype {mb.dtype}; expected a's {ma.dtype}")
-    if mb.device != ma.device:
-        raise ValueError(f"b is on CUDA device {mb.device}; expected a's device {ma.device}")
-    precision = _PRECISIONS[ma.dtype]
+    if mb[5] != dtype:
+        raise ValueError(f"b has dtype {mb[5]}; expected a's {dtype}")
+    if mb[6] != device:
+        raise ValueError(f"b is on CUDA device {mb[6]}; expected a's device {device}")
+    precision = _PRECISIONS[dtype]
     alpha_re, alpha_im = _scalar(alpha, "alpha", precision)
     beta_re, beta_im = _scalar(beta, "beta", precision)
     if c is None:
         c = _new_like(a, ma, m, n)
         beta_re = beta_im = 0.0
     mc = _matrix(c, "c")
-    if (mc.rows, mc.cols) != (m, n):
-        raise ValueError(f"c has shape ({mc.rows}, {mc.cols}); expected ({m}, {n})")
-    if mc.dtype != ma.dtype:
-        raise ValueError(f"c has dtype {mc.dtype}; expected a's {ma.dtype}")
-    if mc.device != ma.device:
-        raise ValueError(f"c is on CUDA device {mc.device}; expected a's device {ma.device}")
-    for x, name in ((ma, "a"), (mb, "b")):
-        # Kernels read A and B in vectors of up to 16 bytes from the base pointer on; C's
-        # alignment is checked by the kernel itself.
-        if x.ptr % 16:
-            raise ValueError(f"{name} starts at address {x.ptr:#x}, not a multiple of 16 bytes "
-                             "(a view at an offset); expected an aligned array (pass a copy, "
-                             ".clone() or .copy())")
+    if mc[1] != m or mc[2] != n:
+        raise ValueError(f"c has shape ({mc[1]}, {mc[2]}); expected ({m}, {n})")
+    if mc[5] != dtype:
+        raise ValueError(f"c has dtype {mc[5]}; expected a's {dtype}")
+    if mc[6] != device:
+        raise ValueError(f"c is on CUDA device {mc[6]}; expected a's device {device}")
+    # Kernels read A and B in vectors of up to 16 bytes from the base pointer on; C's alignment
+    # is checked by the kernel itself.
+    if ma[0] % 16 or mb[0] % 16:
+        name, ptr = ("a", ma[0]) if ma[0] % 16 else ("b", mb[0])
+        raise ValueError(f"{name} starts at address {ptr:#x}, not a multiple of 16 bytes (a view "
+                         "at an offset); expected an aligned array (pass a copy, .clone() or "
+                         ".copy())")
     ta, lda = _layout(ma, "a")
     tb, ldb = _layout(mb, "b")
     tc, ldc = _layout(mc, "c")
+    if m == 0 or n == 0:
+        return c
     # The runtime computes column-major C = op(A) op(B). A row-major c is the transpose of a
     # column-major one: C^T = op(B)^T op(A)^T, so the operands swap.
     if tc:
-        first, t1, ld1, need1 = mb, tb, ldb, not trans_b
-        second, t2, ld2, need2 = ma, ta, lda, not trans_a
-        rows, cols = n, m
+        _gemmtune.gemm(precision, "n" if tb != trans_b else "t", "n" if ta != trans_a else "t",
+                       n, m, k, alpha_re, alpha_im, mb[0], ldb, ma[0], lda, beta_re, beta_im,
+                       mc[0], ldc, _current_stream(ma, a), device)
     else:
-        first, t1, ld1, need1 = ma, ta, lda, trans_a
-        second, t2, ld2, need2 = mb, tb, ldb, trans_b
-        rows, cols = m, n
-    if m == 0 or n == 0:
-        return c
-    _gemmtune.gemm(precision, "t" if t1 != need1 else "n", "t" if t2 != need2 else "n", rows,
-                   cols, k, alpha_re, alpha_im, first.ptr, ld1, second.ptr, ld2, beta_re,
-                   beta_im, mc.ptr, ldc, _current_stream(ma, a), ma.device)
+        _gemmtune.gemm(precision, "t" if ta != trans_a else "n", "t" if tb != trans_b else "n",
+                       m, n, k, alpha_re, alpha_im, ma[0], lda, mb[0], ldb, beta_re, beta_im,
+                       mc[0], ldc, _current_stream(ma, a), device)
     return c
 
 
 def _new_like(a: Any, ma: _Matrix, m: int, n: int) -> Any:
-    if ma.library == "torch":
+    library, dtype, device = ma[7], ma[5], ma[6]
+    if library == "torch":
         return sys.modules["torch"].empty((m, n), dtype=a.dtype, device=a.device)
-    if ma.library.startswith("cupy"):
+    if library.startswith("cupy"):
         cupy = sys.modules["cupy"]
-        with cupy.cuda.Device(ma.device):
-            return cupy.empty((m, n), dtype=ma.dtype)
+        with cupy.cuda.Device(device):
+            return cupy.empty((m, n), dtype=dtype)
     raise ValueError("c is None and a is neither a torch tensor nor a CuPy array; pass c, an "
-                     f"({m}, {n}) {ma.dtype} array on CUDA device {ma.device}")
+                     f"({m}, {n}) {dtype} array on CUDA device {device}")
