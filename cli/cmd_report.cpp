@@ -26,11 +26,16 @@ std::string package_root(const fs::path& exe_dir) {
   return "";
 }
 
-// $GEMMTUNE_PYTHON, else the repository's .venv (scripts/setup) for a build tree, else python3.
+// $GEMMTUNE_PYTHON, else the repository's .venv (scripts/setup) for a build tree, else the
+// environment the package is installed in (ENV/lib/pythonX.Y/site-packages/gemmtune), else
+// python3.
 std::string python_for(const fs::path& exe_dir) {
   if (const char* p = std::getenv("GEMMTUNE_PYTHON"); p && *p) return p;
-  const fs::path venv = exe_dir.parent_path() / ".venv" / "bin" / "python";
-  return fs::exists(venv) ? venv.string() : "python3";
+  for (const fs::path& python :
+       {exe_dir.parent_path() / ".venv" / "bin" / "python",
+        exe_dir.parent_path().parent_path().parent_path().parent_path() / "bin" / "python"})
+    if (fs::exists(python)) return python.string();
+  return "python3";
 }
 
 [[noreturn]] void run(const ReportArgs& a) {
