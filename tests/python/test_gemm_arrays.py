@@ -5,11 +5,12 @@ the launch is replaced by a column-major GEMM in NumPy on the same addresses."""
 import ctypes
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 import gemmtune
 from gemmtune import _arrays
+
+np = pytest.importorskip("numpy", reason="the array tests pose NumPy arrays")
 
 DTYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 
