@@ -3,45 +3,18 @@
 #include <memory>
 
 #include "cli/options.hpp"
-#include "kernels/kernels.hpp"
-#include "search/search.hpp"
 
 namespace gemmtune::cli {
-namespace {
-
-struct SourceArgs {
-  std::string config;
-  ProblemOptions problem;
-  GpuOption gpu;
-  bool check = true;
-};
-
-void run(const SourceArgs& a) {
-  const KernelConfig c = KernelConfig::parse(a.config);
-  ProblemOptions po = a.problem;
-  // Divisibility and alignment depend on the problem; without sizes check a square 1024 one.
-  if (po.m == 0) po.m = 1024;
-  if (po.n == 0) po.n = 1024;
-  if (po.k == 0) po.k = 1024;
-  const Problem p = po.problem();
-  if (a.check) {
-    if (auto v = check_hard(p, a.gpu.device(), c))
-      throw InputError("configuration " + c.id() + " breaks " + v->message);
-  }
-  std::fputs(render_source(c, p.precision, p.op_a, p.op_b).c_str(), stdout);
-}
-
-}  // namespace
 
 void register_source(CLI::App& app) {
-  auto args = std::make_shared<SourceArgs>();
+  auto args = std::make_shared<app::SourceRequest>();
   auto* cmd = app.add_subcommand("source", "print the CUDA source of one configuration");
   cmd->add_option("--config,-c", args->config, "configuration id")->required();
   add_problem_options(*cmd, args->problem, false);
   add_gpu_option(*cmd, args->gpu);
   cmd->add_flag("!--no-check", args->check,
                 "print even if the configuration breaks a hard constraint");
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args] { std::fputs(app::source(*args).c_str(), stdout); });
 }
 
 void register_devices(CLI::App& app) {

@@ -1,7 +1,6 @@
 // gemmtune space: the funnel of the kernel space, stage by stage (seed 001's 388,567 -> 528).
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "cli/options.hpp"
 #include "search/search.hpp"
@@ -10,32 +9,17 @@ namespace gemmtune::cli {
 namespace {
 
 struct SpaceArgs {
-  ProblemOptions problem;
-  GpuOption gpu;
-  std::vector<std::string> disable;
-  std::string format = "table", domain = "full";
-  bool list = false;
+  app::SpaceRequest request;
+  std::string format = "table";
 };
 
 void run(const SpaceArgs& a) {
-  const Problem problem = a.problem.problem();
-  const DeviceSpec device = a.gpu.device();
   const Format format = parse_format(a.format);
-  ConstraintOptions options;
-  for (const auto& name : a.disable) options.enabled[size_t(parse_stage(name))] = false;
-  std::vector<KernelConfig> kept;
-  const Funnel f = enumerate_space(problem, device, SpaceDomain::named(a.domain), options,
-                                   [&](const KernelConfig& c) {
-                                     if (a.list) kept.push_back(c);
-                                   });
+  const app::SpaceResult r = app::space(a.request);
+  const Funnel& f = r.funnel;
+  const std::vector<KernelConfig>& kept = r.configs;
   if (format == Format::Json) {
-    nlohmann::json out = {{"problem", problem.shape_id()}, {"device", device.name}, {"raw", f.raw}};
-    for (const auto& row : f.rows)
-      out["stages"].push_back({{"stage", stage_name(row.stage)},
-                               {"kind", stage_kind(row.stage) == StageKind::Hard ? "hard" : "soft"},
-                               {"remaining", row.remaining}});
-    for (const auto& c : kept) out["configs"].push_back(c.id());
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", app::to_json(r).dump(2).c_str());
     return;
   }
   if (format == Format::Csv) {
@@ -46,7 +30,7 @@ void run(const SpaceArgs& a) {
     for (const auto& c : kept) std::printf("config,,%s\n", c.id().c_str());
     return;
   }
-  std::printf("kernel space of %s on %s\n%s", problem.shape_id().c_str(), device.name.c_str(),
+  std::printf("kernel space of %s on %s\n%s", r.problem.shape_id().c_str(), r.device.name.c_str(),
               f.to_table().c_str());
   for (const auto& c : kept) std::printf("%s\n", c.id().c_str());
 }
@@ -56,12 +40,13 @@ void run(const SpaceArgs& a) {
 void register_space(CLI::App& app) {
   auto args = std::make_shared<SpaceArgs>();
   auto* cmd = app.add_subcommand("space", "print the pruning funnel of the kernel space");
-  add_problem_options(*cmd, args->problem);
-  add_gpu_option(*cmd, args->gpu);
-  cmd->add_option("--disable", args->disable, "constraint stages to switch off (by name)");
-  cmd->add_flag("--list", args->list, "also print every surviving configuration id");
+  app::SpaceRequest& q = args->request;
+  add_problem_options(*cmd, q.problem);
+  add_gpu_option(*cmd, q.gpu);
+  cmd->add_option("--disable", q.disable, "constraint stages to switch off (by name)");
+  cmd->add_flag("--list", q.list, "also print every surviving configuration id");
   add_format_option(*cmd, args->format);
-  add_domain_option(*cmd, args->domain);
+  add_domain_option(*cmd, q.domain);
   cmd->callback([args] { run(*args); });
 }
 

@@ -72,24 +72,15 @@ void run_export(const StoreArgs& a) {
 }
 
 void run_import(const StoreArgs& a) {
-  std::ifstream in(a.input);
-  if (!in) throw InputError("cannot read '" + a.input + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  Database db(a.db);
-  const CsvImportReport r = db.import_csv(text.str());
+  const CsvImportReport r = app::import_attempts(a.db, a.input);
   std::printf("imported %d attempts, rejected %zu rows\n", r.imported, r.rejected.size());
   if (!r.unknown_columns.empty())
     std::fprintf(stderr, "ignored unknown columns: %s\n", join(r.unknown_columns, ", ").c_str());
-  const std::size_t shown = r.imported == 0 ? 0 : std::min<std::size_t>(r.rejected.size(), 20);
+  const std::size_t shown = std::min<std::size_t>(r.rejected.size(), 20);
   for (std::size_t j = 0; j < shown; ++j)
     std::fprintf(stderr, "rejected %s\n", r.rejected[j].c_str());
-  if (shown < r.rejected.size() && r.imported > 0)
+  if (shown < r.rejected.size())
     std::fprintf(stderr, "... and %zu more rejected rows\n", r.rejected.size() - shown);
-  if (r.imported == 0)
-    throw InputError("'" + a.input + "' holds no valid attempt" +
-                     (r.rejected.empty() ? "" : " (first: " + r.rejected.front() + ")") +
-                     "; the store is unchanged");
 }
 
 }  // namespace
@@ -116,10 +107,10 @@ void register_store(CLI::App& app) {
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<StoreArgs>();
-  auto* imp =
-      app.add_subcommand("import", "attempts from a CSV; bad rows are reported, good rows kept");
+  auto* imp = app.add_subcommand(
+      "import", "attempts from a CSV or export's JSON; bad rows are reported, good rows kept");
   imp->add_option("--db", i->db, "the store")->capture_default_str();
-  imp->add_option("file", i->input, "CSV file")->required();
+  imp->add_option("file", i->input, "CSV or JSON file")->required();
   imp->callback([i] { run_import(*i); });
 }
 

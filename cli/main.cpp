@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   gemmtune::cli::register_profile(app);
   gemmtune::cli::register_record(app);
   gemmtune::cli::set_command_line(argc, argv);
+  gemmtune::cli::register_report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

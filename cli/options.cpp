@@ -11,25 +11,6 @@
 
 namespace gemmtune::cli {
 
-Problem ProblemOptions::problem() const {
-  Problem p;
-  p.precision = parse_precision(precision);
-  p.op_a = parse_op(op_a);
-  p.op_b = parse_op(op_b);
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.lda = lda;
-  p.ldb = ldb;
-  p.ldc = ldc;
-  p.batch = batch;
-  p.alpha = {alpha, 0.0};
-  p.beta = {beta, 0.0};
-  if (lda < 0 || ldb < 0 || ldc < 0)
-    throw InputError("leading dimensions must be >= 0 (0 means packed)");
-  return p.normalized();
-}
-
 void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required) {
   app.add_option("--precision,-p", o.precision, "s, d, c or z")->capture_default_str();
   app.add_option("--opa", o.op_a, "op(A): n, t or c")->capture_default_str();
@@ -97,47 +78,8 @@ void add_evaluator_options(CLI::App& app, EvaluatorOptions& o) {
       ->capture_default_str();
 }
 
-std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p) {
-  if (!o.replay.empty()) {
-    // A workload replays many problems from one file: it is read once.
-    static std::map<std::string, std::vector<Attempt>> read;
-    if (!read.count(o.replay)) {
-      std::ifstream in(o.replay);
-      if (!in) throw InputError("cannot read the replay file '" + o.replay + "'");
-      std::stringstream text;
-      text << in.rdbuf();
-      CsvImportReport report;
-      read[o.replay] = read_attempts_csv(text.str(), report);
-      if (!report.rejected.empty())
-        std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
-                     report.rejected.size(), report.rejected.front().c_str());
-    }
-    std::vector<Evaluation> recorded;
-    for (const Attempt& at : read[o.replay])
-      if (at.problem == p) recorded.push_back(evaluation_from(at));
-    if (recorded.empty()) throw InputError("the replay file has no attempt of " + p.shape_id());
-    return std::make_unique<ReplayEvaluator>(find_builtin_device(o.gpu), recorded, o.replay_delay);
-  }
-  if (cuda_device_count() == 0)
-    throw InputError(
-        "no CUDA GPU on this machine: tune and sweep measure on one (or replay a recording with "
-        "--replay FILE); `gemmtune predict` ranks without a GPU");
-  TimingOptions timing;
-  timing.repetitions = o.repetitions;
-  timing.counters = o.counters;
-  timing.energy = o.energy;
-  return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, o.timeout);
-}
-
-DeviceSpec GpuOption::device() const {
-  if (gpu == "local") return query_local_device();
-  if (gpu.find(".json") != std::string::npos || std::filesystem::exists(gpu))
-    return load_device_file(gpu);
-  return find_builtin_device(gpu);
-}
-
-void add_gpu_option(CLI::App& app, GpuOption& o) {
-  app.add_option("--gpu,-g", o.gpu,
+void add_gpu_option(CLI::App& app, std::string& gpu) {
+  app.add_option("--gpu,-g", gpu,
                  "built-in GPU (" + join(builtin_device_names(), ", ") +
                      "), 'local' for the GPU of this machine, or a JSON spec file")
       ->capture_default_str();
@@ -160,23 +102,6 @@ std::string correction_note(const CalibrationResult& r, const CalibrationOptions
          ": " + std::to_string(r.samples) + " measurements of " + std::to_string(r.problems) +
          " problems, a refit needs " + std::to_string(options.min_correction_samples) + " of " +
          std::to_string(options.min_correction_problems);
-}
-
-ChosenCalibration calibration_for(const std::string& db_path, const std::string& device_name,
-                                  const std::string& source) {
-  std::unique_ptr<Database> store;
-  if (source == "auto" && std::filesystem::exists(db_path)) {
-    try {
-      store = std::make_unique<Database>(db_path);
-    } catch (const InputError& e) {
-      std::fprintf(stderr, "gemmtune: warning: the store's calibration is not used (%s)\n",
-                   e.what());
-    }
-  }
-  ChosenCalibration chosen = choose_calibration(source, device_name, store.get());
-  if (!chosen.warning.empty())
-    std::fprintf(stderr, "gemmtune: warning: %s\n", chosen.warning.c_str());
-  return chosen;
 }
 
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,

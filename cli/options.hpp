@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/app.hpp"
 #include "core/core.hpp"
 #include "model/model.hpp"
 #include "search/search.hpp"
@@ -13,12 +14,7 @@
 
 namespace gemmtune::cli {
 
-struct ProblemOptions {
-  std::string precision = "s", op_a = "n", op_b = "n";
-  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1;
-  double alpha = 1.0, beta = 0.0;
-  Problem problem() const;  // validated; throws InputError
-};
+using app::ProblemOptions;
 void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required = true);
 
 // One problem per line in the options above ("--precision d --m 4096 --n 4096 --k 256");
@@ -28,22 +24,17 @@ std::vector<Problem> read_problems_file(const std::string& path);
 
 struct GpuOption {
   std::string gpu = "H100-SXM";
-  DeviceSpec device() const;  // built-in name, "local", or a path to a JSON spec
+  DeviceSpec device() const { return app::device_named(gpu); }
 };
-void add_gpu_option(CLI::App& app, GpuOption& o);
+void add_gpu_option(CLI::App& app, std::string& gpu);
+inline void add_gpu_option(CLI::App& app, GpuOption& o) {
+  add_gpu_option(app, o.gpu);
+}
 
-// Where measurements come from: a recording (--replay) or the local GPU.
-struct EvaluatorOptions {
-  std::string replay;            // CSV of recorded attempts
-  double replay_delay = 0;       // seconds each replayed measurement takes
-  std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
-  int repetitions = 20;
-  double timeout = 60;
-  bool counters = false, energy = false;
-};
+using app::calibration_for;
+using app::EvaluatorOptions;
+using app::make_evaluator;
 void add_evaluator_options(CLI::App& app, EvaluatorOptions& o);
-// A replay answers only for the recorded attempts of p; throws InputError without a GPU.
-std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p);
 
 // --domain: which value set the space is enumerated over (SpaceDomain::named).
 void add_domain_option(CLI::App& app, std::string& domain);
@@ -52,11 +43,6 @@ enum class Format { Table, Json, Csv };
 Format parse_format(const std::string& text);
 void add_format_option(CLI::App& app, std::string& format);
 
-// The calibration to rank with (choose_calibration: "auto", "none" or a JSON file) for the store
-// at db_path, which is opened only when it exists. A refused calibration in auto mode, or a store
-// that cannot be read, is reported on stderr.
-ChosenCalibration calibration_for(const std::string& db_path, const std::string& device_name,
-                                  const std::string& source);
 // Its coefficients alone.
 ModelCoefficients stored_coefficients(const std::string& db_path, const std::string& device_name,
                                       const std::string& source);
@@ -81,5 +67,6 @@ void register_store(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_record(CLI::App& app);
+void register_report(CLI::App& app);
 
 }  // namespace gemmtune::cli

@@ -1,0 +1,120 @@
+// gemmtune app: the command's jobs as library calls, shared by the CLI and the Python module.
+// Each takes the command's options as a request and returns a result; callers only format it.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+#include "model/model.hpp"
+#include "search/search.hpp"
+#include "store/store.hpp"
+
+namespace gemmtune::app {
+
+// The problem options of every subcommand (--precision, --opa, ... --beta).
+struct ProblemOptions {
+  std::string precision = "s", op_a = "n", op_b = "n";
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1;
+  double alpha = 1.0, beta = 0.0;
+  Problem problem() const;  // validated; throws InputError
+};
+
+// A built-in spec name, "local" for the GPU of this machine, or a path to a JSON spec.
+DeviceSpec device_named(const std::string& gpu);
+
+// The calibration to rank with (choose_calibration: "auto", "none" or a JSON file) for the store
+// at db_path, which is opened only when it exists. A refused calibration in auto mode, or a store
+// that cannot be read, is reported on stderr.
+ChosenCalibration calibration_for(const std::string& db_path, const std::string& device_name,
+                                  const std::string& source);
+
+// Where measurements come from: a recording (replay) or the local GPU.
+struct EvaluatorOptions {
+  std::string replay;            // CSV of recorded attempts
+  double replay_delay = 0;       // seconds each replayed measurement takes
+  std::string gpu = "H100-SXM";  // the spec a replay is interpreted on
+  int repetitions = 20;
+  double timeout = 60;
+  bool counters = false, energy = false;
+};
+// A replay answers only for the recorded attempts of p; throws InputError without a GPU.
+std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Problem& p);
+
+// ---------------------------------------------------------------- predict
+struct PredictRequest {
+  ProblemOptions problem;
+  std::string gpu = "H100-SXM";
+  int top = 10;
+  std::string domain = "full";
+  std::string db = Database::default_path(), calibration = "auto";
+  bool shortlist = false;  // in the order tune measures: one configuration per tile family first
+};
+struct PredictResult {
+  Problem problem;
+  DeviceSpec device;
+  ChosenCalibration calibration;
+  bool calibrated = false;
+  Ranking ranking;
+};
+// Throws InputError when no configuration survives the constraints.
+PredictResult predict(const PredictRequest& request);
+// One ranked configuration as `predict --format json` lists it.
+nlohmann::json to_json(const Ranked& r, int rank);
+nlohmann::json to_json(const PredictResult& r);
+
+// ---------------------------------------------------------------- space
+struct SpaceRequest {
+  ProblemOptions problem;
+  std::string gpu = "H100-SXM";
+  std::vector<std::string> disable;  // stage names
+  std::string domain = "full";
+  bool list = false;  // gather the surviving configurations too
+};
+struct SpaceResult {
+  Problem problem;
+  DeviceSpec device;
+  Funnel funnel;
+  std::vector<KernelConfig> configs;  // with list only
+};
+SpaceResult space(const SpaceRequest& request);
+nlohmann::json to_json(const SpaceResult& r);
+
+// ---------------------------------------------------------------- source, devices
+struct SourceRequest {
+  std::string config;
+  ProblemOptions problem;  // sizes 0: a square 1024 problem for the checks
+  std::string gpu = "H100-SXM";
+  bool check = true;  // refuse a configuration that breaks a hard constraint
+};
+std::string source(const SourceRequest& request);
+
+// The built-in specs, each as `devices --json` prints it, with peak_gflops per precision
+// ({"s": ..., "d": ..., "c": ..., "z": ...}).
+nlohmann::json devices();
+
+// The counters stored with an attempt of `config` (a JSON object of metric values, as profile
+// and tune --counters store them) beside the model's figures for it (profile's comparison):
+// rows of quantity, metrics, counter (null when the counters lack it) and model. The model
+// predicts with the compiler's registers when registers > 0, ranked as predict would.
+nlohmann::json counters_beside_model(const Problem& problem, const std::string& gpu,
+                                     const std::string& config, const nlohmann::json& counters,
+                                     int registers, const std::string& db,
+                                     const std::string& calibration);
+
+// ---------------------------------------------------------------- the store as rows
+// Every attempt of the store (of one device, of one problem, when given), oldest first: the
+// columns of `export --format json` plus the problem's own (precision, op_a, op_b, m, n, k,
+// batch, alpha, beta) and `config`'s parameters are left in the id.
+nlohmann::json attempt_rows(const std::string& db_path, const std::string& device = "",
+                            const std::optional<Problem>& problem = {});
+// The fastest ok attempt of each problem, in the same columns.
+nlohmann::json best_rows(const std::string& db_path, const std::string& device = "");
+// Imports a CSV (`export`'s columns) or a JSON array (`export --format json`'s rows) of attempts
+// into the store, creating it if needed. Throws InputError when no row is valid.
+CsvImportReport import_attempts(const std::string& db_path, const std::string& path);
+
+}  // namespace gemmtune::app

@@ -1,0 +1,59 @@
+"""Host time per call of gemmtune.gemm from Python on torch tensors, after the first call, beside
+torch.matmul's own, on the local GPU. Small matrices, so that the GPU keeps up and the launch
+queue never blocks the host: the figure is the host's cost of a call.
+    python3 bench/python_host_time.py [--calls 2000] [--size 64]"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+
+import gemmtune
+
+
+def per_call_us(call, calls: int, rounds: int = 7) -> float:
+    call()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+        torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--size", type=int, default=64)
+    args = parser.parse_args()
+    n = args.size
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+          f"Python {sys.version.split()[0]}; {n}x{n}x{n}; median of 7 rounds of {args.calls} "
+          "calls, host microseconds per call")
+    worst = 0.0
+    for dtype in (torch.float32, torch.float64):
+        a = torch.randn(n, n, device="cuda", dtype=dtype)
+        b = torch.randn(n, n, device="cuda", dtype=dtype)
+        c = torch.empty(n, n, device="cuda", dtype=dtype)
+        rows = [
+            ("gemmtune.gemm(a, b, c)", lambda: gemmtune.gemm(a, b, c)),
+            ("torch.matmul(a, b, out=c)", lambda: torch.matmul(a, b, out=c)),
+            ("gemmtune.gemm(a, b)", lambda: gemmtune.gemm(a, b)),
+            ("torch.matmul(a, b)", lambda: torch.matmul(a, b)),
+        ]
+        for name, call in rows:
+            us = per_call_us(call, args.calls)
+            if name.startswith("gemmtune"):
+                worst = max(worst, us)
+            print(f"{str(dtype).removeprefix('torch.'):8s} {name:28s} {us:7.2f} us")
+    print(f"gemmtune.gemm worst: {worst:.2f} us per call (target < 10 us)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
