@@ -36,44 +36,20 @@ Ranking as_shortlist(Ranking r, int top) {
   return r;
 }
 
+// export --format json's row with the problem's fields spelled out, for DataFrames.
 nlohmann::json row_of(const Attempt& a) {
-  nlohmann::json row = {{"device", a.device},
-                        {"problem", a.problem.shape_id()},
-                        {"precision", std::string(1, to_char(a.problem.precision))},
-                        {"op_a", std::string(1, to_char(a.problem.op_a))},
-                        {"op_b", std::string(1, to_char(a.problem.op_b))},
-                        {"m", a.problem.m},
-                        {"n", a.problem.n},
-                        {"k", a.problem.k},
-                        {"lda", a.problem.lda},
-                        {"ldb", a.problem.ldb},
-                        {"ldc", a.problem.ldc},
-                        {"batch", a.problem.batch},
-                        {"alpha", a.problem.alpha.re},
-                        {"beta", a.problem.beta.re},
-                        {"config", a.config.id()},
-                        {"status", a.status},
-                        {"error", a.error},
-                        {"time_s", a.median_s},
-                        {"min_s", a.min_s},
-                        {"max_s", a.max_s},
-                        {"repetitions", a.repetitions},
-                        {"gflops", a.gflops},
-                        {"rel_error", a.rel_error},
-                        {"registers", a.registers},
-                        {"spill_bytes", a.spill_bytes},
-                        {"smem_bytes", a.smem_bytes},
-                        {"energy_j", a.energy_j},
-                        {"predicted_s", a.predicted_s},
-                        {"created_at", a.created_at},
-                        {"counters", nullptr}};
-  if (!a.counters_json.empty()) {
-    try {
-      row["counters"] = nlohmann::json::parse(a.counters_json);
-    } catch (const nlohmann::json::exception&) {
-      row["counters"] = a.counters_json;  // kept as text rather than lost
-    }
-  }
+  nlohmann::json row = attempt_json(a);
+  row["precision"] = std::string(1, to_char(a.problem.precision));
+  row["op_a"] = std::string(1, to_char(a.problem.op_a));
+  row["op_b"] = std::string(1, to_char(a.problem.op_b));
+  row["m"] = a.problem.m;
+  row["n"] = a.problem.n;
+  row["k"] = a.problem.k;
+  row["batch"] = a.problem.batch;
+  row["alpha"] = a.problem.alpha.re;
+  row["beta"] = a.problem.beta.re;
+  row["repetitions"] = a.repetitions;
+  if (!row.contains("counters")) row["counters"] = nullptr;
   return row;
 }
 

@@ -425,38 +425,41 @@ std::string Database::export_csv(const std::string& device) const {
   return out;
 }
 
-std::string Database::export_json(const std::string& device) const {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& a : attempts(device)) {
-    rows.push_back({{"device", a.device},
-                    {"problem", a.problem.shape_id()},
-                    {"lda", a.problem.lda},
-                    {"ldb", a.problem.ldb},
-                    {"ldc", a.problem.ldc},
-                    {"config", a.config.id()},
-                    {"status", a.status},
-                    {"error", a.error},
-                    {"time_s", a.median_s},
-                    {"min_s", a.min_s},
-                    {"max_s", a.max_s},
-                    {"gflops", a.gflops},
-                    {"rel_error", a.rel_error},
-                    {"registers", a.registers},
-                    {"spill_bytes", a.spill_bytes},
-                    {"smem_bytes", a.smem_bytes},
-                    {"energy_j", a.energy_j},
-                    {"predicted_s", a.predicted_s},
-                    {"created_at", a.created_at}});
-    // Counters as collected (tune --counters, profile); a stored text that no longer parses is
-    // kept as text rather than lost.
-    if (!a.counters_json.empty()) {
-      try {
-        rows.back()["counters"] = nlohmann::json::parse(a.counters_json);
-      } catch (const nlohmann::json::exception&) {
-        rows.back()["counters"] = a.counters_json;
-      }
+nlohmann::json attempt_json(const Attempt& a) {
+  nlohmann::json row = {{"device", a.device},
+                        {"problem", a.problem.shape_id()},
+                        {"lda", a.problem.lda},
+                        {"ldb", a.problem.ldb},
+                        {"ldc", a.problem.ldc},
+                        {"config", a.config.id()},
+                        {"status", a.status},
+                        {"error", a.error},
+                        {"time_s", a.median_s},
+                        {"min_s", a.min_s},
+                        {"max_s", a.max_s},
+                        {"gflops", a.gflops},
+                        {"rel_error", a.rel_error},
+                        {"registers", a.registers},
+                        {"spill_bytes", a.spill_bytes},
+                        {"smem_bytes", a.smem_bytes},
+                        {"energy_j", a.energy_j},
+                        {"predicted_s", a.predicted_s},
+                        {"created_at", a.created_at}};
+  // Counters as collected (tune --counters, profile); a stored text that no longer parses is
+  // kept as text rather than lost.
+  if (!a.counters_json.empty()) {
+    try {
+      row["counters"] = nlohmann::json::parse(a.counters_json);
+    } catch (const nlohmann::json::exception&) {
+      row["counters"] = a.counters_json;
     }
   }
+  return row;
+}
+
+std::string Database::export_json(const std::string& device) const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& a : attempts(device)) rows.push_back(attempt_json(a));
   return rows.dump(2);
 }
 

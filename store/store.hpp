@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/core.hpp"
 #include "search/search.hpp"
 
@@ -56,6 +58,10 @@ struct CsvImportReport {
   std::vector<std::string> rejected;         // "line N: reason"
   std::vector<std::string> unknown_columns;  // in the header, read by nothing (another tool's?)
 };
+
+// One attempt as export --format json writes it (counters as collected, or as stored text if
+// that no longer parses).
+nlohmann::json attempt_json(const Attempt& a);
 
 class Database {
  public:
