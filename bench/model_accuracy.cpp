@@ -6,6 +6,7 @@
 //   ... [--registers compiled|estimated]   (the compiler's counts, as tune re-ranks; or predict's)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
 //   model_accuracy [FILE.csv ...] --learned depth=6,rounds=150,... [--learned ...]
+//     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
 //     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
 //     fast_weight fast_scale)
@@ -229,6 +230,7 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       o.rounds = int(v);
     } else if (key == "pairs") {
       o.rank_pairs = int(v);
+
     } else if (reals.count(key)) {
       *reals.at(key) = v;
     } else {
@@ -243,8 +245,15 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
 // The learned correction's settings compared on the same folds: each fold's coefficients and
 // linear correction are fitted once, then the trees of every setting on top of them.
 void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
-                     std::uint32_t seed, const std::vector<std::string>& specs) {
+                     std::uint32_t seed, const std::vector<std::string>& specs,
+                     const std::string& held_out_path) {
   const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  std::ofstream held_out;
+  if (!held_out_path.empty()) {
+    held_out.open(held_out_path);
+    if (!held_out) throw InputError("cannot write '" + held_out_path + "'");
+    held_out << "fold,setting,problem,config,measured_s,predicted_s\n";
+  }
   std::vector<QualityReport> pooled(specs.size());
   for (int f = 0; f < k; ++f) {
     std::vector<CalibrationSample> train, held;
@@ -256,6 +265,13 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
       ModelCoefficients fitted = base;
       fitted.learned = fit_learned_correction(device, train, base, parse_learned(specs[v]));
       const QualityReport q = rank_quality(device, held, fitted);
+      if (held_out.is_open())
+        for (const auto& s : held) {
+          const auto r = predict_measured(device, s, fitted);
+          if (r)
+            held_out << f + 1 << "," << v << "," << problem_key(s.problem) << "," << s.config.id()
+                     << "," << s.time_s << "," << r->time_s << "\n";
+        }
       pooled[v].problems.insert(pooled[v].problems.end(), q.problems.begin(), q.problems.end());
       std::printf("fold %d/%d %-60s pick med %.3f\n", f + 1, k, specs[v].c_str(),
                   q.median_pick_fraction);
@@ -308,7 +324,7 @@ int fold_count(const std::string& value, const std::vector<CalibrationSample>& s
 
 int main(int argc, char** argv) try {
   std::vector<std::string> paths;
-  std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path,
+  std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path, held_out_path,
               registers = "compiled";
   std::vector<std::string> learned;
   std::uint32_t seed = 1;
@@ -324,6 +340,8 @@ int main(int argc, char** argv) try {
       folds = argv[++i];
     } else if (a == "--registers") {
       registers = one_of(a, argv[++i], "compiled", "estimated");
+    } else if (a == "--held-out") {
+      held_out_path = argv[++i];
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--learned") {
@@ -355,7 +373,7 @@ int main(int argc, char** argv) try {
   } else if (!calibration.empty()) {
     with_calibration(device, samples, calibration);
   } else if (!learned.empty()) {
-    compare_learned(device, samples, fold_count(folds, samples), seed, learned);
+    compare_learned(device, samples, fold_count(folds, samples), seed, learned, held_out_path);
   } else if (by == "class") {
     by_class(device, samples);
   } else {
