@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -35,6 +36,17 @@ class Statement {
     sqlite3_bind_double(st_, i, v);
     return *this;
   }
+  Statement& bind(int i, const std::optional<double>& v) {
+    if (v) return bind(i, *v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  // "" as NULL: a column that old rows lack reads the same as an unset one.
+  Statement& bind_text_or_null(int i, const std::string& v) {
+    if (!v.empty()) return bind(i, v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
   bool step() {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
@@ -47,12 +59,18 @@ class Statement {
   }
   std::int64_t integer(int col) const { return sqlite3_column_int64(st_, col); }
   double real(int col) const { return sqlite3_column_double(st_, col); }
+  std::optional<double> optional_real(int col) const {
+    if (sqlite3_column_type(st_, col) == SQLITE_NULL) return std::nullopt;
+    return real(col);
+  }
 
  private:
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
 };
 
+// The schema of version 1; a new store is created at it and then migrated like an old one, so
+// that both end with the same tables.
 const char* const kSchema = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE devices(name TEXT PRIMARY KEY, spec_json TEXT NOT NULL);
@@ -73,6 +91,20 @@ CREATE INDEX attempts_by_problem ON attempts(device, problem_id);
 CREATE TABLE calibrations(device TEXT NOT NULL, json TEXT NOT NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));
 )sql";
+
+// kMigrations[i] takes a store from version i + 1 to i + 2. Added columns are NULL in old rows.
+const char* const kMigrations[] = {
+    R"sql(
+ALTER TABLE attempts ADD COLUMN strategy TEXT;
+ALTER TABLE attempts ADD COLUMN run TEXT;
+ALTER TABLE attempts ADD COLUMN elapsed_s REAL;
+CREATE TABLE reference_times(
+  id INTEGER PRIMARY KEY, device TEXT NOT NULL, problem_id INTEGER NOT NULL REFERENCES problems(id),
+  library TEXT NOT NULL, time_s REAL NOT NULL, gflops REAL NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));
+CREATE INDEX reference_times_by_problem ON reference_times(device, problem_id);
+)sql"};
+static_assert(std::size(kMigrations) == kStoreSchemaVersion - 1);
 
 std::string str(char c) {
   return std::string(1, c);
@@ -155,7 +187,8 @@ struct Database::Impl {
         db,
         "INSERT INTO attempts(device, problem_id, config, status, error, median_s, min_s, max_s, "
         "repetitions, gflops, rel_error, registers, spill_bytes, smem_bytes, energy_j, "
-        "counters_json, predicted_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "counters_json, predicted_s, strategy, run, elapsed_s) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, a.device)
         .bind(2, pid)
         .bind(3, cid)
@@ -172,8 +205,42 @@ struct Database::Impl {
         .bind(14, a.smem_bytes)
         .bind(15, a.energy_j)
         .bind(16, a.counters_json)
-        .bind(17, a.predicted_s);
+        .bind(17, a.predicted_s)
+        .bind_text_or_null(18, a.strategy)
+        .bind_text_or_null(19, a.run)
+        .bind(20, a.elapsed_s);
     ins.step();
+  }
+
+  // Runs `select` (FROM a table aliased `alias`, with device and problem_id columns) on one
+  // device's rows (every device's when empty), of one problem when given, oldest first, and
+  // hands each row to `row`.
+  template <typename Row>
+  void each_row(std::string select, const std::string& alias, const std::string& device,
+                const std::optional<Problem>& problem, Row&& row) {
+    select += " WHERE (?1 = '' OR " + alias + ".device = ?1)";
+    std::int64_t pid = -1;
+    if (problem) {
+      pid = problem_id(*problem, false);
+      if (pid < 0) return;  // never stored: no rows
+      select += " AND " + alias + ".problem_id = ?2";
+    }
+    select += " ORDER BY " + alias + ".id";
+    Statement s(db, select.c_str());
+    s.bind(1, device);
+    if (problem) s.bind(2, pid);
+    while (s.step()) row(s);
+  }
+
+  // Brings a store of schema version `from` to kStoreSchemaVersion, in one transaction (that
+  // first creates the version 1 tables when `create`).
+  void migrate(int from, bool create = false) {
+    transaction([&] {
+      if (create) exec(kSchema);
+      for (int v = from; v < kStoreSchemaVersion; ++v) exec(kMigrations[v - 1]);
+      Statement s(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
+      s.bind(1, std::to_string(kStoreSchemaVersion)).step();
+    });
   }
 
   // Runs f in one transaction; any exception rolls it back.
@@ -216,11 +283,7 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
     }
     if (empty) {
       impl_->exec("PRAGMA journal_mode=WAL");
-      impl_->transaction([&] {
-        impl_->exec(kSchema);
-        Statement v(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
-        v.bind(1, std::to_string(kStoreSchemaVersion)).step();
-      });
+      impl_->migrate(1, true);
     } else {
       std::string version = "none";
       {
@@ -234,11 +297,15 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
         Statement v(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
         if (v.step()) version = v.text(0);
       }
-      if (version != std::to_string(kStoreSchemaVersion))
+      int number = 0;
+      for (int v = 1; v <= kStoreSchemaVersion; ++v)
+        if (version == std::to_string(v)) number = v;
+      if (number == 0)
         throw InputError("store '" + path + "' has schema version " + version +
-                         "; this gemmtune reads version " + std::to_string(kStoreSchemaVersion) +
-                         " (the file is left untouched)");
+                         "; this gemmtune reads versions 1 to " +
+                         std::to_string(kStoreSchemaVersion) + " (the file is left untouched)");
       impl_->exec("PRAGMA journal_mode=WAL");
+      if (number < kStoreSchemaVersion) impl_->migrate(number);
     }
     impl_->exec("PRAGMA synchronous=NORMAL");
     impl_->exec("PRAGMA foreign_keys=ON");
@@ -300,21 +367,10 @@ std::vector<Attempt> Database::attempts(const std::string& device,
       "p.alpha_im, p.beta_re, p.beta_im, a.config, a.status, a.error, a.median_s, a.min_s, "
       "a.max_s, "
       "a.repetitions, a.gflops, a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, "
-      "a.counters_json, a.predicted_s, a.created_at FROM attempts a JOIN problems p ON p.id = "
-      "a.problem_id "
-      "WHERE (?1 = '' OR a.device = ?1)";
-  std::int64_t pid = -1;
-  if (problem) {
-    pid = impl_->problem_id(*problem, false);
-    if (pid < 0) return {};
-    sql += " AND a.problem_id = ?2";
-  }
-  sql += " ORDER BY a.id";
-  Statement s(impl_->db, sql.c_str());
-  s.bind(1, device);
-  if (problem) s.bind(2, pid);
+      "a.counters_json, a.predicted_s, a.created_at, a.strategy, a.run, a.elapsed_s FROM attempts "
+      "a JOIN problems p ON p.id = a.problem_id";
   std::vector<Attempt> out;
-  while (s.step()) {
+  impl_->each_row(sql, "a", device, problem, [&](const Statement& s) {
     Attempt a;
     a.device = s.text(0);
     a.problem = read_problem(s, 1);
@@ -334,8 +390,11 @@ std::vector<Attempt> Database::attempts(const std::string& device,
     a.counters_json = s.text(28);
     a.predicted_s = s.real(29);
     a.created_at = s.text(30);
+    a.strategy = s.text(31);
+    a.run = s.text(32);
+    a.elapsed_s = s.optional_real(33);
     out.push_back(std::move(a));
-  }
+  });
   return out;
 }
 
@@ -369,6 +428,38 @@ std::optional<Attempt> Database::best(const std::string& device, const Problem& 
     if (a.status == "ok" && a.median_s > 0 && (!best || a.median_s < best->median_s))
       best = std::move(a);
   return best;
+}
+
+void Database::add_reference(const Reference& r) {
+  if (!(r.time_s > 0))
+    throw InputError("a reference time must be positive, not " + std::to_string(r.time_s));
+  impl_->transaction([&] {
+    const std::int64_t pid = impl_->problem_id(r.problem, true);
+    Statement s(impl_->db,
+                "INSERT INTO reference_times(device, problem_id, library, time_s, gflops) "
+                "VALUES(?,?,?,?,?)");
+    s.bind(1, r.device).bind(2, pid).bind(3, r.library).bind(4, r.time_s).bind(5, r.gflops).step();
+  });
+}
+
+std::vector<Reference> Database::references(const std::string& device,
+                                            const std::optional<Problem>& problem) const {
+  std::string sql =
+      "SELECT r.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
+      "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im, r.library, r.time_s, r.gflops, r.created_at "
+      "FROM reference_times r JOIN problems p ON p.id = r.problem_id";
+  std::vector<Reference> out;
+  impl_->each_row(sql, "r", device, problem, [&](const Statement& s) {
+    Reference r;
+    r.device = s.text(0);
+    r.problem = read_problem(s, 1);
+    r.library = s.text(15);
+    r.time_s = s.real(16);
+    r.gflops = s.real(17);
+    r.created_at = s.text(18);
+    out.push_back(std::move(r));
+  });
+  return out;
 }
 
 void Database::mark_step(const std::string& key, const std::string& note) {
@@ -445,6 +536,9 @@ nlohmann::json attempt_json(const Attempt& a) {
                         {"energy_j", a.energy_j},
                         {"predicted_s", a.predicted_s},
                         {"created_at", a.created_at}};
+  row["strategy"] = a.strategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.strategy);
+  row["run"] = a.run.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.run);
+  row["elapsed_s"] = a.elapsed_s ? nlohmann::json(*a.elapsed_s) : nlohmann::json(nullptr);
   // Counters as collected (tune --counters, profile); a stored text that no longer parses is
   // kept as text rather than lost.
   if (!a.counters_json.empty()) {
@@ -460,6 +554,20 @@ nlohmann::json attempt_json(const Attempt& a) {
 std::string Database::export_json(const std::string& device) const {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& a : attempts(device)) rows.push_back(attempt_json(a));
+  return rows.dump(2);
+}
+
+nlohmann::json reference_json(const Reference& r) {
+  return {{"device", r.device},        {"problem", r.problem.shape_id()},
+          {"lda", r.problem.lda},      {"ldb", r.problem.ldb},
+          {"ldc", r.problem.ldc},      {"library", r.library},
+          {"time_s", r.time_s},        {"gflops", r.gflops},
+          {"created_at", r.created_at}};
+}
+
+std::string Database::export_references_json(const std::string& device) const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : references(device)) rows.push_back(reference_json(r));
   return rows.dump(2);
 }
 
