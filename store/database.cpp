@@ -232,12 +232,46 @@ struct Database::Impl {
     while (s.step()) row(s);
   }
 
-  // Brings a store of schema version `from` to kStoreSchemaVersion, in one transaction (that
-  // first creates the version 1 tables when `create`).
-  void migrate(int from, bool create = false) {
+  // The schema version the file holds: 0 when it has no tables (a new store), -1 when it has no
+  // meta table or a version this gemmtune does not know.
+  int stored_version() {
+    Statement tables(db,
+                     "SELECT count(*), sum(name = 'meta') FROM sqlite_master WHERE type='table'");
+    tables.step();
+    if (tables.integer(0) == 0) return 0;
+    if (tables.integer(1) == 0) return -1;
+    Statement v(db, "SELECT value FROM meta WHERE key='schema_version'");
+    if (!v.step()) return -1;
+    for (int n = 1; n <= kStoreSchemaVersion; ++n)
+      if (v.text(0) == std::to_string(n)) return n;
+    return -1;
+  }
+
+  // Why a file stored_version() answers -1 for is refused.
+  std::string refusal() {
+    Statement meta(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
+    meta.step();
+    if (meta.integer(0) == 0)
+      return "'" + path +
+             "' is an SQLite database but not a gemmtune store (no meta table); left untouched";
+    Statement v(db, "SELECT value FROM meta WHERE key='schema_version'");
+    const std::string version = v.step() ? v.text(0) : "none";
+    return "store '" + path + "' has schema version " + version +
+           "; this gemmtune reads versions 1 to " + std::to_string(kStoreSchemaVersion) +
+           " (the file is left untouched)";
+  }
+
+  // Creates the store, or brings an older one to kStoreSchemaVersion, in one transaction. The
+  // version is read again under the write lock: another process may have done it meanwhile.
+  void migrate() {
     transaction([&] {
-      if (create) exec(kSchema);
-      for (int v = from; v < kStoreSchemaVersion; ++v) exec(kMigrations[v - 1]);
+      int at = stored_version();
+      if (at == 0) {
+        exec(kSchema);
+        at = 1;
+      }
+      if (at < 1 || at == kStoreSchemaVersion) return;
+      for (int v = at; v < kStoreSchemaVersion; ++v) exec(kMigrations[v - 1]);
       Statement s(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
       s.bind(1, std::to_string(kStoreSchemaVersion)).step();
     });
@@ -275,38 +309,10 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
   sqlite3_busy_timeout(impl_->db, 10000);
   try {
     // Reading the schema fails for a file that is not an SQLite database at all.
-    bool empty = false;
-    {  // finalized before the PRAGMAs: an open statement holds a read transaction
-      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-      tables.step();
-      empty = tables.integer(0) == 0;
-    }
-    if (empty) {
-      impl_->exec("PRAGMA journal_mode=WAL");
-      impl_->migrate(1, true);
-    } else {
-      std::string version = "none";
-      {
-        Statement has_meta(impl_->db,
-                           "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-        has_meta.step();
-        if (has_meta.integer(0) == 0)
-          throw InputError(
-              "'" + path +
-              "' is an SQLite database but not a gemmtune store (no meta table); left untouched");
-        Statement v(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
-        if (v.step()) version = v.text(0);
-      }
-      int number = 0;
-      for (int v = 1; v <= kStoreSchemaVersion; ++v)
-        if (version == std::to_string(v)) number = v;
-      if (number == 0)
-        throw InputError("store '" + path + "' has schema version " + version +
-                         "; this gemmtune reads versions 1 to " +
-                         std::to_string(kStoreSchemaVersion) + " (the file is left untouched)");
-      impl_->exec("PRAGMA journal_mode=WAL");
-      if (number < kStoreSchemaVersion) impl_->migrate(number);
-    }
+    const int at = impl_->stored_version();
+    if (at < 0) throw InputError(impl_->refusal());
+    impl_->exec("PRAGMA journal_mode=WAL");
+    if (at < kStoreSchemaVersion) impl_->migrate();
     impl_->exec("PRAGMA synchronous=NORMAL");
     impl_->exec("PRAGMA foreign_keys=ON");
   } catch (const InputError&) {

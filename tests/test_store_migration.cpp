@@ -226,3 +226,26 @@ TEST_CASE("store: a tuning run stamps its strategy, id and elapsed seconds; CSV 
   CHECK(old[0].run.empty());
   CHECK(old[0].median_s == Approx(2e-5));
 }
+
+TEST_CASE("store migration: processes opening one old store together each see it migrated once",
+          "[store]") {
+  TempStore tmp("gemmtune_store_v1_race.db");
+  write_version_1_store(tmp.path.string());
+  std::vector<std::size_t> seen(4, 0);
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> openers;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    openers.emplace_back([&, i] {
+      try {
+        seen[i] = Database(tmp.path.string()).attempts("H100-SXM").size();
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  for (auto& t : openers) t.join();
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(errors[i].empty());
+    CHECK(seen[i] == 2);
+  }
+  CHECK(schema_version(tmp.path.string()) == std::to_string(kStoreSchemaVersion));
+}
