@@ -110,6 +110,11 @@ std::string str(char c) {
   return std::string(1, c);
 }
 
+// The 14 problem columns of the problems table aliased p, as read_problem reads them.
+const char* const kProblemColumns =
+    "p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, p.alpha_re, "
+    "p.alpha_im, p.beta_re, p.beta_im";
+
 // The 14 problem columns (precision .. beta_im) starting at column `first`.
 Problem read_problem(const Statement& s, int first) {
   Problem p;
@@ -368,12 +373,10 @@ void Database::abandoned_transaction_for_test(const std::vector<Attempt>& attemp
 std::vector<Attempt> Database::attempts(const std::string& device,
                                         const std::optional<Problem>& problem) const {
   std::string sql =
-      "SELECT a.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-      "p.alpha_re, "
-      "p.alpha_im, p.beta_re, p.beta_im, a.config, a.status, a.error, a.median_s, a.min_s, "
-      "a.max_s, "
-      "a.repetitions, a.gflops, a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, "
-      "a.counters_json, a.predicted_s, a.created_at, a.strategy, a.run, a.elapsed_s FROM attempts "
+      std::string("SELECT a.device, ") + kProblemColumns +
+      ", a.config, a.status, a.error, a.median_s, a.min_s, a.max_s, a.repetitions, a.gflops, "
+      "a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, a.counters_json, "
+      "a.predicted_s, a.created_at, a.strategy, a.run, a.elapsed_s FROM attempts "
       "a JOIN problems p ON p.id = a.problem_id";
   std::vector<Attempt> out;
   impl_->each_row(sql, "a", device, problem, [&](const Statement& s) {
@@ -405,12 +408,10 @@ std::vector<Attempt> Database::attempts(const std::string& device,
 }
 
 std::vector<Problem> Database::problems(const std::string& device) const {
-  Statement s(
-      impl_->db,
-      "SELECT DISTINCT p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-      "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im FROM problems p JOIN attempts a ON "
-      "a.problem_id = p.id "
-      "WHERE (?1 = '' OR a.device = ?1) ORDER BY p.id");
+  const std::string sql = std::string("SELECT DISTINCT ") + kProblemColumns +
+                          " FROM problems p JOIN attempts a ON a.problem_id = p.id WHERE (?1 = "
+                          "'' OR a.device = ?1) ORDER BY p.id";
+  Statement s(impl_->db, sql.c_str());
   s.bind(1, device);
   std::vector<Problem> out;
   while (s.step()) {
@@ -451,9 +452,9 @@ void Database::add_reference(const Reference& r) {
 std::vector<Reference> Database::references(const std::string& device,
                                             const std::optional<Problem>& problem) const {
   std::string sql =
-      "SELECT r.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-      "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im, r.library, r.time_s, r.gflops, r.created_at "
-      "FROM reference_times r JOIN problems p ON p.id = r.problem_id";
+      std::string("SELECT r.device, ") + kProblemColumns +
+      ", r.library, r.time_s, r.gflops, r.created_at FROM reference_times r JOIN problems p ON "
+      "p.id = r.problem_id";
   std::vector<Reference> out;
   impl_->each_row(sql, "r", device, problem, [&](const Statement& s) {
     Reference r;
