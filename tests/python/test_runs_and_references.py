@@ -3,9 +3,11 @@ convergence plots drawn from them: a store built by importing recorded attempts,
 two runs (hybrid, random) in the CSV's run columns, plus reference rows written as tune would."""
 
 import csv
+import json
 import os
 import re
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -128,3 +130,24 @@ def test_report_without_cublas_timings_says_so(tmp_path):
     vs = figures(page, "vs-cublas")
     assert len(vs) == 1 and "cuBLAS timed for 0 of them" in vs[0]
     assert "The store holds no cuBLAS timing" in page
+
+
+def command(*args):
+    path = os.path.join(os.path.dirname(gemmtune.__file__), "gemmtune")
+    done = subprocess.run([path, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_export_json_keeps_the_runs_and_the_references(store, tmp_path):
+    exported = tmp_path / "attempts.json"
+    command("export", "--db", store, "--format", "json", "-o", str(exported))
+    copy = str(tmp_path / "copy.db")
+    gemmtune.import_attempts(str(exported), db=copy)
+    fields = ("config", "strategy", "run", "elapsed_s")
+    key = lambda r: tuple(str(r[f]) for f in fields)  # noqa: E731
+    assert sorted(map(key, gemmtune.attempts(db=copy))) == sorted(
+        map(key, gemmtune.attempts(db=store)))
+    references = json.loads(command("export", "--db", store, "--references", "--format", "json"))
+    assert [r["time_s"] for r in references] == pytest.approx([4e-5, 3e-5])
+    assert {r["library"] for r in references} == {"cublas"}
