@@ -134,6 +134,15 @@ def _scalar(value: Any, name: str, precision: str) -> tuple[float, float]:
     return z.real, z.imag
 
 
+def _scalars(alpha: Any, beta: Any, precision: str) -> tuple[float, float, float, float]:
+    if type(alpha) in _REAL and type(beta) in _REAL:  # the usual 1 and 0, in one call
+        return float(alpha), 0.0, float(beta), 0.0
+    return (*_scalar(alpha, "alpha", precision), *_scalar(beta, "beta", precision))
+
+
+_REAL = {int, float}
+
+
 def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: complex = 0,
          trans_a: bool = False, trans_b: bool = False) -> Any:
     """``c = alpha * op(a) @ op(b) + beta * c`` with op the transpose where asked, on the arrays'
@@ -153,7 +162,6 @@ class _NoTorch:
     """Stands for torch.Tensor until torch is imported: no array is of this type."""
 
 
-_REAL = {int, float}
 _torch_tensor: Any = None  # torch.Tensor, once torch is imported
 _torch_precisions: dict[Any, str] = {}  # torch dtype -> precision letter
 _torch_devices: dict[int, Any] = {}  # CUDA device id -> torch.device
@@ -198,11 +206,7 @@ def _torch_row_major(a: Any, b: Any, c: Any, alpha: Any, beta: Any, trans_a: boo
     pa, pb = a.data_ptr(), b.data_ptr()
     if kb != k or pa % 16 or pb % 16:
         return None
-    if type(alpha) in _REAL and type(beta) in _REAL:  # the usual 1 and 0, without two calls
-        alpha_re, alpha_im, beta_re, beta_im = float(alpha), 0.0, float(beta), 0.0
-    else:
-        alpha_re, alpha_im = _scalar(alpha, "alpha", precision)
-        beta_re, beta_im = _scalar(beta, "beta", precision)
+    alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
     if c is None:
         torch_device = _torch_devices.get(device) or _torch_devices.setdefault(device, a.device)
         c = sys.modules["torch"].empty((m, n), dtype=dtype, device=torch_device)
@@ -246,11 +250,7 @@ def _general(a: Any, b: Any, c: Optional[Any], alpha: Any, beta: Any, trans_a: b
     if mb[6] != device:
         raise ValueError(f"b is on CUDA device {mb[6]}; expected a's device {device}")
     precision = _PRECISIONS[dtype]
-    if type(alpha) in _REAL and type(beta) in _REAL:  # the usual 1 and 0, without two calls
-        alpha_re, alpha_im, beta_re, beta_im = float(alpha), 0.0, float(beta), 0.0
-    else:
-        alpha_re, alpha_im = _scalar(alpha, "alpha", precision)
-        beta_re, beta_im = _scalar(beta, "beta", precision)
+    alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
     if c is None:
         c = _new_like(a, ma, m, n)
         beta_re = beta_im = 0.0
