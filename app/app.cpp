@@ -37,17 +37,22 @@ Ranking as_shortlist(Ranking r, int top) {
 }
 
 // export --format json's row with the problem's fields spelled out, for DataFrames.
+// The problem's own fields beside its shape id, for rows pandas can filter on.
+nlohmann::json with_problem(nlohmann::json row, const Problem& p) {
+  row["precision"] = std::string(1, to_char(p.precision));
+  row["op_a"] = std::string(1, to_char(p.op_a));
+  row["op_b"] = std::string(1, to_char(p.op_b));
+  row["m"] = p.m;
+  row["n"] = p.n;
+  row["k"] = p.k;
+  row["batch"] = p.batch;
+  row["alpha"] = p.alpha.re;
+  row["beta"] = p.beta.re;
+  return row;
+}
+
 nlohmann::json row_of(const Attempt& a) {
-  nlohmann::json row = attempt_json(a);
-  row["precision"] = std::string(1, to_char(a.problem.precision));
-  row["op_a"] = std::string(1, to_char(a.problem.op_a));
-  row["op_b"] = std::string(1, to_char(a.problem.op_b));
-  row["m"] = a.problem.m;
-  row["n"] = a.problem.n;
-  row["k"] = a.problem.k;
-  row["batch"] = a.problem.batch;
-  row["alpha"] = a.problem.alpha.re;
-  row["beta"] = a.problem.beta.re;
+  nlohmann::json row = with_problem(attempt_json(a), a.problem);
   row["repetitions"] = a.repetitions;
   if (!row.contains("counters")) row["counters"] = nullptr;
   return row;
@@ -106,6 +111,11 @@ std::vector<Attempt> read_attempts_json(const std::string& text, CsvImportReport
       a.smem_bytes = r.value("smem_bytes", std::int64_t(0));
       a.energy_j = r.value("energy_j", 0.0);
       a.predicted_s = r.value("predicted_s", 0.0);
+      // The tuning run's fields are null (or absent) for attempts made before runs were kept.
+      if (r.contains("strategy") && r["strategy"].is_string()) a.strategy = r["strategy"];
+      if (r.contains("run") && r["run"].is_string()) a.run = r["run"];
+      if (r.contains("elapsed_s") && r["elapsed_s"].is_number())
+        a.elapsed_s = r["elapsed_s"].get<double>();
       if (r.contains("counters") && r["counters"].is_object())
         a.counters_json = r["counters"].dump();
       if (a.status == "ok" && !(a.median_s > 0)) throw InputError("an ok attempt needs time_s > 0");
@@ -328,6 +338,15 @@ nlohmann::json attempt_rows(const std::string& db_path, const std::string& devic
   const Database db(db_path);
   nlohmann::json rows = nlohmann::json::array();
   for (const Attempt& a : db.attempts(device, problem)) rows.push_back(row_of(a));
+  return rows;
+}
+
+nlohmann::json reference_rows(const std::string& db_path, const std::string& device) {
+  if (!std::filesystem::exists(db_path)) throw InputError("no store at '" + db_path + "'");
+  const Database db(db_path);
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Reference& r : db.references(device))
+    rows.push_back(with_problem(reference_json(r), r.problem));
   return rows;
 }
 

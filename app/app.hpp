@@ -113,6 +113,10 @@ nlohmann::json attempt_rows(const std::string& db_path, const std::string& devic
                             const std::optional<Problem>& problem = {});
 // The fastest ok attempt of each problem, in the same columns.
 nlohmann::json best_rows(const std::string& db_path, const std::string& device = "");
+// The reference timings (cuBLAS's, timed by tune, sweep, record and measure), oldest first:
+// device, problem (shape id), lda, ldb, ldc, library, time_s, gflops, created_at and the
+// problem's own fields as attempt_rows has them.
+nlohmann::json reference_rows(const std::string& db_path, const std::string& device = "");
 // Imports a CSV (`export`'s columns) or a JSON array (`export --format json`'s rows) of attempts
 // into the store, creating it if needed. Throws InputError when no row is valid.
 CsvImportReport import_attempts(const std::string& db_path, const std::string& path);

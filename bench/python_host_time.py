@@ -1,7 +1,9 @@
 """Host time per call of gemmtune.gemm from Python on torch tensors, after the first call, beside
 torch.matmul's own, on the local GPU. Small matrices, so that the GPU keeps up and the launch
-queue never blocks the host: the figure is the host's cost of a call.
-    python3 bench/python_host_time.py [--calls 2000] [--size 64]"""
+queue never blocks the host: the figure is the host's cost of a call. --no-launch replaces the
+C++ launch by a no-op taking the same arguments, so that the Python side's share (reading the
+tensors, checking them, choosing the call) is timed alone; the difference is the launch's.
+    python3 bench/python_host_time.py [--calls 2000] [--size 64] [--no-launch]"""
 
 import argparse
 import statistics
@@ -11,6 +13,7 @@ import time
 import torch
 
 import gemmtune
+from gemmtune import _arrays
 
 
 def per_call_us(call, calls: int, rounds: int = 7) -> float:
@@ -30,11 +33,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--no-launch", action="store_true",
+                        help="time gemmtune.gemm's Python side only (the launch a no-op)")
     args = parser.parse_args()
+    if args.no_launch:
+        _arrays._gemmtune.gemm = lambda *launch: None
     n = args.size
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
           f"Python {sys.version.split()[0]}; {n}x{n}x{n}; median of 7 rounds of {args.calls} "
-          "calls, host microseconds per call")
+          "calls, host microseconds per call" + ("; launch replaced by a no-op" if args.no_launch
+                                                 else ""))
     worst = 0.0
     for dtype in (torch.float32, torch.float64):
         a = torch.randn(n, n, device="cuda", dtype=dtype)

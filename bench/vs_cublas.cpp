@@ -110,8 +110,9 @@ int main(int argc, char** argv) {
       o.coefficients = coefficients;
       o.domain = SpaceDomain::named(domain);
       const auto start = std::chrono::steady_clock::now();
+      const TuningRun run("hybrid");
       const TuneResult r =
-          hybrid_tune(p, evaluator, o, [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); });
+          hybrid_tune(p, evaluator, o, [&](const Evaluation& e) { db.add(run.attempt(e, p, d)); });
       const double tune_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (!r.best) {
@@ -129,6 +130,8 @@ int main(int argc, char** argv) {
       const Measurement tuned2 = session.measure(p, r.best->config, compiled, timing);
       const Measurement ref2 = session.measure_cublas(p, timing);
       if (ref2.median_s < ref.median_s) ref = ref2;
+      if (ref.status == Status::Ok)
+        db.add_reference({d.name, p, "cublas", ref.median_s, ref.gflops, ""});
       const double tuned_s = std::min(tuned1.median_s, tuned2.median_s);
       // The model's top-1 with no measurement: the first entry of the history.
       const double model1 =

@@ -107,7 +107,7 @@ void run(const ProfileArgs& a) {
   if (!counters.empty()) e.counters_json = counter_json.dump();
   Database db(a.db);
   db.save_device(d);
-  db.add(attempt_from(e, p, d));
+  db.add(TuningRun("profile").attempt(e, p, d));
 
   const double gflops_per_j = joules > 0 ? p.flops() / joules * 1e-9 : 0;
   if (format == Format::Json) {

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "cli/options.hpp"
+#include "cli/tune_jobs.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -109,7 +111,11 @@ void run_record(const RecordArgs& a) {
       continue;
     }
     db.save_device(d);
-    const EvaluationSink sink = [&](const Evaluation& e) { db.add(attempt_from(e, p, d)); };
+    store_reference(db, *evaluator, p);
+    // The hybrid tune and the sample are two runs, each stamped on its attempts.
+    std::optional<TuningRun> run;
+    run.emplace("hybrid");
+    const EvaluationSink sink = [&](const Evaluation& e) { db.add(run->attempt(e, p, d)); };
     std::printf("[%zu/%zu] %s (%s)\n", i + 1, problems.size(), p.shape_id().c_str(),
                 problem_options(p).c_str());
     if (!db.step(tune_key)) {
@@ -130,6 +136,7 @@ void run_record(const RecordArgs& a) {
       db.mark_step(tune_key, note.str());
       std::printf("  tune: %s\n", note.str().c_str());
     }
+    run.emplace("sample");
     const std::vector<KernelConfig> configs = sample_configs(p, *evaluator, db, a, i);
     const TuneResult s = sweep(p, *evaluator, configs, Budget{0, std::max(1.0, left())}, sink);
     std::printf("  sample: %d of %zu measured in %.1f s\n", s.evaluations, configs.size(),

@@ -17,6 +17,7 @@ struct StoreArgs {
   std::string format = "csv";
   std::string output, input;
   bool all = false;
+  bool references = false;  // export the reference (cuBLAS) timings instead of the attempts
   ProblemOptions problem;
 };
 
@@ -42,6 +43,8 @@ void run_show(const StoreArgs& a) {
     if (best)
       std::printf("  best %9.2f us %8.0f GFLOP/s  %s", best->median_s * 1e6, best->gflops,
                   best->config.id().c_str());
+    const auto references = db.references(a.device, p);
+    if (!references.empty()) std::printf("  (cuBLAS %.2f us)", references.back().time_s * 1e6);
     std::printf("\n");
     if (a.all)
       for (const auto& at : attempts)
@@ -58,7 +61,10 @@ void run_export(const StoreArgs& a) {
     db.backup_to(a.output);
     return;
   }
-  const std::string text = a.format == "json" ? db.export_json(a.device)
+  if (a.references && a.format != "json")
+    throw InputError("--references is written as JSON (--format json), not as " + a.format);
+  const std::string text = a.references         ? db.export_references_json(a.device)
+                           : a.format == "json" ? db.export_json(a.device)
                            : a.format == "csv"
                                ? db.export_csv(a.device)
                                : throw InputError("format '" + a.format + "' is not csv or json");
@@ -104,6 +110,9 @@ void register_store(CLI::App& app) {
   exp->add_option("--device", e->device, "only this device");
   exp->add_option("--format,-f", e->format, "csv, json or store")->capture_default_str();
   exp->add_option("--output,-o", e->output, "file (default: standard output)");
+  exp->add_flag("--references", e->references,
+                "the reference timings (cuBLAS, from tune, sweep, record and measure) instead of "
+                "the attempts; with --format json");
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<StoreArgs>();

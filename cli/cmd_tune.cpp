@@ -56,7 +56,9 @@ void run_tune(const TuneArgs& a) {
                   calibration.description.c_str());
       coefficients = calibration.coefficients;
     }
-    const EvaluationSink sink = [&](const Evaluation& e) { db->add(attempt_from(e, p, d)); };
+    store_reference(*db, *evaluator, p);
+    const TuningRun run(a.strategy);
+    const EvaluationSink sink = [&](const Evaluation& e) { db->add(run.attempt(e, p, d)); };
     const TuneResult r = tune_problem(a, p, *evaluator, coefficients, sink);
     std::fputs(report_text(p, r, "tune").c_str(), stdout);
     if (workload) db->mark_step(key, std::to_string(r.evaluations) + " evaluations");
@@ -73,9 +75,11 @@ void run_sweep(const TuneArgs& a) {
   db.save_device(d);
   // Resumable: whatever the store already has for this problem is skipped.
   const SweepPlan plan = plan_sweep(a, p, *evaluator, db);
+  if (!plan.to_measure.empty()) store_reference(db, *evaluator, p);
   SweepProgress progress(plan.to_measure.size());
+  const TuningRun run("sweep");
   const EvaluationSink sink = [&](const Evaluation& e) {
-    db.add(attempt_from(e, p, d));
+    db.add(run.attempt(e, p, d));
     progress.add(1);
   };
   std::fputs(sweep_header(a, p, plan).c_str(), stderr);

@@ -113,6 +113,7 @@ void lead_sweep(const TuneArgs& a, const dist::World& world, const dist::Options
   // the items come back in.
   size_t best_position = std::numeric_limits<size_t>::max();
   SweepProgress progress(plan.to_measure.size());
+  const TuningRun run("sweep");  // elapsed_s: when each item's results reached the lead
   const dist::ScheduleReport s = dist::schedule(
       world, payloads,
       [&](size_t item, dist::ItemOutcome&& outcome) {
@@ -126,7 +127,7 @@ void lead_sweep(const TuneArgs& a, const dist::World& world, const dist::Options
             r.best = e;
             best_position = position;
           }
-          attempts.push_back(attempt_from(e, p, d));
+          attempts.push_back(run.attempt(e, p, d));
         }
         lead.db->add_all(attempts);
         r.evaluations += int(attempts.size());
@@ -183,8 +184,11 @@ void lead_tune(const TuneArgs& a, const dist::World& world, const dist::Options&
       [&](size_t item, dist::ItemOutcome&& outcome) {
         const Problem& p = problems[problem_of[item]];
         std::vector<Attempt> attempts;
-        for (const auto& text : outcome.results)
-          attempts.push_back(attempt_from(dist::evaluation_from_text(text), p, d));
+        const TuningRun run(a.strategy);
+        for (const auto& text : outcome.results) {
+          attempts.push_back(run.attempt(dist::evaluation_from_text(text), p, d));
+          attempts.back().elapsed_s.reset();  // the rank's own times do not come back
+        }
         // A tune's attempts are stored when it ends, in one transaction: a lost rank's partial
         // tune leaves nothing, and the rank that redoes it stores what a serial run would.
         lead.db->add_all(attempts);

@@ -52,6 +52,13 @@ std::string report_text(const Problem& p, const TuneResult& r, const char* what)
   return text;
 }
 
+void store_reference(Database& db, Evaluator& evaluator, const Problem& p) {
+  const std::optional<Evaluation> e = evaluator.reference(p);
+  if (!e) return;
+  db.add_reference(
+      {evaluator.device().name, p, "cublas", e->time_s, p.flops() / e->time_s * 1e-9, ""});
+}
+
 TuneResult tune_problem(const TuneArgs& a, const Problem& p, Evaluator& evaluator,
                         const ModelCoefficients& coefficients, const EvaluationSink& sink) {
   const Strategy& strategy = find_strategy(a.strategy);

@@ -39,6 +39,10 @@ std::string tune_step_key(const Problem& p, const std::string& device, const Tun
 // The report of one tune or sweep, as the serial command prints it.
 std::string report_text(const Problem& p, const TuneResult& r, const char* what);
 
+// cuBLAS timed once for the problem on the evaluator's GPU and kept in the store beside the
+// tuned kernels (nothing where the evaluator cannot time it: a replay).
+void store_reference(Database& db, Evaluator& evaluator, const Problem& p);
+
 // One problem's tune with the chosen strategy; coefficients rank the hybrid's space.
 TuneResult tune_problem(const TuneArgs& a, const Problem& p, Evaluator& evaluator,
                         const ModelCoefficients& coefficients, const EvaluationSink& sink);

@@ -90,15 +90,34 @@ std::vector<Evaluation> GpuEvaluator::measure(const Problem& p,
 Evaluation GpuEvaluator::measure_one(const Problem& p, const KernelConfig& c) {
   Evaluation e;
   e.config = c;
+  return exchange(json{{"problem", json::parse(problem_to_json(p))},
+                       {"config", c.id()},
+                       {"repetitions", timing_.repetitions},
+                       {"warmup", timing_.warmup},
+                       {"counters", timing_.counters},
+                       {"energy", timing_.energy}}
+                      .dump(),
+                  e);
+}
+
+std::optional<Evaluation> GpuEvaluator::reference(const Problem& p) {
+  const Evaluation e = exchange(json{{"problem", json::parse(problem_to_json(p))},
+                                     {"reference", "cublas"},
+                                     {"repetitions", timing_.repetitions},
+                                     {"warmup", timing_.warmup}}
+                                    .dump(),
+                                Evaluation{});
+  if (!e.ok()) {
+    std::fprintf(stderr, "gemmtune: warning: cuBLAS could not be timed on %s: %s\n",
+                 p.shape_id().c_str(), e.error.c_str());
+    return std::nullopt;
+  }
+  return e;
+}
+
+Evaluation GpuEvaluator::exchange(const std::string& request_line, Evaluation e) {
   if (pid_ < 0) start_worker();
-  const std::string request = json{{"problem", json::parse(problem_to_json(p))},
-                                   {"config", c.id()},
-                                   {"repetitions", timing_.repetitions},
-                                   {"warmup", timing_.warmup},
-                                   {"counters", timing_.counters},
-                                   {"energy", timing_.energy}}
-                                  .dump() +
-                              "\n";
+  const std::string request = request_line + "\n";
   auto fail = [&](const std::string& status, const std::string& why) {
     stop_worker();
     ++restarts_;

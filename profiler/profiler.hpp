@@ -258,10 +258,15 @@ class GpuEvaluator : public Evaluator {
   std::vector<Evaluation> measure(const Problem& problem,
                                   const std::vector<KernelConfig>& configs) override;
   int compile_width() const override;
+  // cuBLAS timed in the worker (a failure is reported on stderr and answers none).
+  std::optional<Evaluation> reference(const Problem& problem) override;
   int restarts() const { return restarts_; }
 
  private:
   Evaluation measure_one(const Problem& problem, const KernelConfig& config);
+  // Sends one request line to the worker (started if needed) and fills e from its reply; a
+  // dead, silent or garbled worker is a failed e, and the worker is restarted for the next.
+  Evaluation exchange(const std::string& request, Evaluation e);
   void start_worker();
   void stop_worker();
   std::string executable_;

@@ -49,6 +49,63 @@ Problem problem_from_json(const std::string& text) {
   }
 }
 
+namespace {
+
+// One configuration compiled (cached), verified and timed, with the extras asked for.
+json measure_reply(GpuSession& session, const Problem& p, const json& req,
+                   const TimingOptions& timing, const std::string& arch,
+                   const CompileCache& cache) {
+  const KernelConfig c = KernelConfig::parse(req.at("config").get<std::string>());
+  const CompileResult compiled =
+      compile_source(render_source(c, p.precision, p.op_a, p.op_b), arch, &cache);
+  const Measurement m = session.measure(p, c, compiled, timing);
+  json reply = {{"status", to_string(m.status)},
+                {"error", m.error},
+                {"median_s", m.median_s},
+                {"min_s", m.min_s},
+                {"max_s", m.max_s},
+                {"repetitions", m.repetitions},
+                {"rel_error", m.rel_error},
+                {"registers", compiled.registers},
+                {"spill_bytes", compiled.spill_store_bytes + compiled.spill_load_bytes}};
+  // Counters and energy are extras: their failure (not permitted, NVML missing) is
+  // reported beside an ok measurement, never instead of it.
+  if (m.status == Status::Ok && req.value("counters", false)) {
+    try {
+      json counters = json::object();
+      for (const auto& [name, value] :
+           session.profile(p, c, compiled, default_counter_metrics(p.precision)))
+        counters[name] = value;
+      reply["counters"] = counters;
+    } catch (const std::exception& e) {
+      reply["counters_error"] = e.what();
+    }
+  }
+  if (m.status == Status::Ok && req.value("energy", false)) {
+    try {
+      reply["energy_j"] = session.energy(p, c, compiled, m.median_s).joules_per_run;
+    } catch (const std::exception& e) {
+      reply["energy_error"] = e.what();
+    }
+  }
+  return reply;
+}
+
+// The vendor library timed on the same buffers and timing as the configurations.
+json reference_reply(GpuSession& session, const Problem& p, const std::string& library,
+                     const TimingOptions& timing) {
+  if (library != "cublas") throw InputError("reference library '" + library + "' is not cublas");
+  const Measurement m = session.measure_cublas(p, timing);
+  return {{"status", to_string(m.status)},
+          {"error", m.error},
+          {"median_s", m.median_s},
+          {"min_s", m.min_s},
+          {"max_s", m.max_s},
+          {"repetitions", m.repetitions}};
+}
+
+}  // namespace
+
 int run_worker(std::FILE* in, std::FILE* out) {
   GpuSession session(0);
   const std::string arch = session.device().arch();
@@ -60,41 +117,13 @@ int run_worker(std::FILE* in, std::FILE* out) {
     try {
       const json req = json::parse(line);
       const Problem p = problem_from_json(req.at("problem").dump());
-      const KernelConfig c = KernelConfig::parse(req.at("config").get<std::string>());
       TimingOptions timing;
       timing.repetitions = req.value("repetitions", 20);
       timing.warmup = req.value("warmup", 3);
-      const CompileResult compiled =
-          compile_source(render_source(c, p.precision, p.op_a, p.op_b), arch, &cache);
-      const Measurement m = session.measure(p, c, compiled, timing);
-      reply = {{"status", to_string(m.status)},
-               {"error", m.error},
-               {"median_s", m.median_s},
-               {"min_s", m.min_s},
-               {"max_s", m.max_s},
-               {"repetitions", m.repetitions},
-               {"rel_error", m.rel_error},
-               {"registers", compiled.registers},
-               {"spill_bytes", compiled.spill_store_bytes + compiled.spill_load_bytes}};
-      // Counters and energy are extras: their failure (not permitted, NVML missing) is
-      // reported beside an ok measurement, never instead of it.
-      if (m.status == Status::Ok && req.value("counters", false)) {
-        try {
-          json counters = json::object();
-          for (const auto& [name, value] :
-               session.profile(p, c, compiled, default_counter_metrics(p.precision)))
-            counters[name] = value;
-          reply["counters"] = counters;
-        } catch (const std::exception& e) {
-          reply["counters_error"] = e.what();
-        }
-      }
-      if (m.status == Status::Ok && req.value("energy", false)) {
-        try {
-          reply["energy_j"] = session.energy(p, c, compiled, m.median_s).joules_per_run;
-        } catch (const std::exception& e) {
-          reply["energy_error"] = e.what();
-        }
+      if (req.contains("reference")) {
+        reply = reference_reply(session, p, req.at("reference").get<std::string>(), timing);
+      } else {
+        reply = measure_reply(session, p, req, timing, arch, cache);
       }
     } catch (const std::exception& e) {
       reply = {{"status", "launch_error"}, {"error", e.what()}};

@@ -178,6 +178,13 @@ NB_MODULE(_gemmtune, m) {
       "db"_a.none(), "device"_a);
 
   m.def(
+      "references",
+      [](const std::optional<std::string>& db, const std::string& device) {
+        return to_python(app::reference_rows(db_or_default(db), device));
+      },
+      "db"_a.none(), "device"_a);
+
+  m.def(
       "import_attempts",
       [](const std::optional<std::string>& db, const std::string& path) {
         const gemmtune::CsvImportReport r = app::import_attempts(db_or_default(db), path);

@@ -154,6 +154,9 @@ class Evaluator {
   virtual bool can_evaluate(const KernelConfig&) const { return true; }
   // How many configurations compile side by side: a batch this size takes about as long as one.
   virtual int compile_width() const { return 1; }
+  // The vendor library's (cuBLAS's) time for the problem, timed as the configurations are, for
+  // comparison; none where nothing can time it (a replay).
+  virtual std::optional<Evaluation> reference(const Problem&) { return std::nullopt; }
 };
 
 // Answers from recorded evaluations of one problem. A configuration never recorded is an error

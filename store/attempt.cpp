@@ -1,4 +1,8 @@
 // Evaluation -> Attempt: what a tuning run stores for each measurement.
+#include <unistd.h>
+
+#include <atomic>
+#include <ctime>
 #include <map>
 
 #include "model/model.hpp"
@@ -29,6 +33,26 @@ Attempt attempt_from(const Evaluation& e, const Problem& p, const DeviceSpec& de
   } catch (const InputError&) {
     // The compiled kernel cannot be resident with its real registers: no prediction to keep.
   }
+  return a;
+}
+
+TuningRun::TuningRun(std::string strategy) : strategy_(std::move(strategy)) {
+  // Unique across processes (start time, process id) and within one (a counter).
+  static std::atomic<int> count{0};
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  id_ = std::string(stamp) + "-" + std::to_string(getpid()) + "-" + std::to_string(++count);
+}
+
+Attempt TuningRun::attempt(const Evaluation& e, const Problem& problem,
+                           const DeviceSpec& device) const {
+  Attempt a = attempt_from(e, problem, device);
+  a.strategy = strategy_;
+  a.run = id_;
+  a.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return a;
 }
 

@@ -12,6 +12,8 @@ const char* const kLeading[] = {"device", "precision", "op_a", "op_b",  "m",    
 const char* const kTrailing[] = {
     "status",    "error",     "time_s",      "gflops",     "min_s",    "max_s",      "repetitions",
     "rel_error", "registers", "spill_bytes", "smem_bytes", "energy_j", "predicted_s"};
+// The tuning run's columns, which files written before runs were kept lack.
+const char* const kRun[] = {"strategy", "run", "elapsed_s"};
 
 std::string quote(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -70,6 +72,7 @@ std::string csv_header() {
   std::vector<std::string> cols(std::begin(kLeading), std::end(kLeading));
   for (const auto& c : config_csv_header()) cols.push_back(c);
   cols.insert(cols.end(), std::begin(kTrailing), std::end(kTrailing));
+  cols.insert(cols.end(), std::begin(kRun), std::end(kRun));
   return join(cols, ",");
 }
 
@@ -83,7 +86,9 @@ std::string to_csv_row(const Attempt& a) {
   for (int v : config_csv_values(a.config)) s << ',' << v;
   s << ',' << a.status << ',' << quote(a.error) << ',' << a.median_s << ',' << a.gflops << ','
     << a.min_s << ',' << a.max_s << ',' << a.repetitions << ',' << a.rel_error << ',' << a.registers
-    << ',' << a.spill_bytes << ',' << a.smem_bytes << ',' << a.energy_j << ',' << a.predicted_s;
+    << ',' << a.spill_bytes << ',' << a.smem_bytes << ',' << a.energy_j << ',' << a.predicted_s
+    << ',' << quote(a.strategy) << ',' << quote(a.run) << ',';
+  if (a.elapsed_s) s << *a.elapsed_s;
   return s.str();
 }
 
@@ -147,6 +152,12 @@ Attempt parse_csv_row(const std::string& line, const std::vector<std::string>& h
   a.smem_bytes = integer("smem_bytes");
   a.energy_j = num("energy_j");
   a.predicted_s = num("predicted_s");
+  auto has = [&](const char* name) {
+    return std::find(header.begin(), header.end(), name) != header.end();
+  };
+  if (has("strategy")) a.strategy = get("strategy");
+  if (has("run")) a.run = get("run");
+  if (has("elapsed_s") && !get("elapsed_s").empty()) a.elapsed_s = num("elapsed_s");
   return a;
 }
 

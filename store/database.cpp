@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -35,6 +36,17 @@ class Statement {
     sqlite3_bind_double(st_, i, v);
     return *this;
   }
+  Statement& bind(int i, const std::optional<double>& v) {
+    if (v) return bind(i, *v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  // "" as NULL: a column that old rows lack reads the same as an unset one.
+  Statement& bind_text_or_null(int i, const std::string& v) {
+    if (!v.empty()) return bind(i, v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
   bool step() {
     const int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
@@ -47,12 +59,18 @@ class Statement {
   }
   std::int64_t integer(int col) const { return sqlite3_column_int64(st_, col); }
   double real(int col) const { return sqlite3_column_double(st_, col); }
+  std::optional<double> optional_real(int col) const {
+    if (sqlite3_column_type(st_, col) == SQLITE_NULL) return std::nullopt;
+    return real(col);
+  }
 
  private:
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
 };
 
+// The schema of version 1; a new store is created at it and then migrated like an old one, so
+// that both end with the same tables.
 const char* const kSchema = R"sql(
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE devices(name TEXT PRIMARY KEY, spec_json TEXT NOT NULL);
@@ -74,9 +92,28 @@ CREATE TABLE calibrations(device TEXT NOT NULL, json TEXT NOT NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));
 )sql";
 
+// kMigrations[i] takes a store from version i + 1 to i + 2. Added columns are NULL in old rows.
+const char* const kMigrations[] = {
+    R"sql(
+ALTER TABLE attempts ADD COLUMN strategy TEXT;
+ALTER TABLE attempts ADD COLUMN run TEXT;
+ALTER TABLE attempts ADD COLUMN elapsed_s REAL;
+CREATE TABLE reference_times(
+  id INTEGER PRIMARY KEY, device TEXT NOT NULL, problem_id INTEGER NOT NULL REFERENCES problems(id),
+  library TEXT NOT NULL, time_s REAL NOT NULL, gflops REAL NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));
+CREATE INDEX reference_times_by_problem ON reference_times(device, problem_id);
+)sql"};
+static_assert(std::size(kMigrations) == kStoreSchemaVersion - 1);
+
 std::string str(char c) {
   return std::string(1, c);
 }
+
+// The 14 problem columns of the problems table aliased p, as read_problem reads them.
+const char* const kProblemColumns =
+    "p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, p.alpha_re, "
+    "p.alpha_im, p.beta_re, p.beta_im";
 
 // The 14 problem columns (precision .. beta_im) starting at column `first`.
 Problem read_problem(const Statement& s, int first) {
@@ -155,7 +192,8 @@ struct Database::Impl {
         db,
         "INSERT INTO attempts(device, problem_id, config, status, error, median_s, min_s, max_s, "
         "repetitions, gflops, rel_error, registers, spill_bytes, smem_bytes, energy_j, "
-        "counters_json, predicted_s) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "counters_json, predicted_s, strategy, run, elapsed_s) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, a.device)
         .bind(2, pid)
         .bind(3, cid)
@@ -172,8 +210,76 @@ struct Database::Impl {
         .bind(14, a.smem_bytes)
         .bind(15, a.energy_j)
         .bind(16, a.counters_json)
-        .bind(17, a.predicted_s);
+        .bind(17, a.predicted_s)
+        .bind_text_or_null(18, a.strategy)
+        .bind_text_or_null(19, a.run)
+        .bind(20, a.elapsed_s);
     ins.step();
+  }
+
+  // Runs `select` (FROM a table aliased `alias`, with device and problem_id columns) on one
+  // device's rows (every device's when empty), of one problem when given, oldest first, and
+  // hands each row to `row`.
+  template <typename Row>
+  void each_row(std::string select, const std::string& alias, const std::string& device,
+                const std::optional<Problem>& problem, Row&& row) {
+    select += " WHERE (?1 = '' OR " + alias + ".device = ?1)";
+    std::int64_t pid = -1;
+    if (problem) {
+      pid = problem_id(*problem, false);
+      if (pid < 0) return;  // never stored: no rows
+      select += " AND " + alias + ".problem_id = ?2";
+    }
+    select += " ORDER BY " + alias + ".id";
+    Statement s(db, select.c_str());
+    s.bind(1, device);
+    if (problem) s.bind(2, pid);
+    while (s.step()) row(s);
+  }
+
+  // The schema version the file holds: 0 when it has no tables (a new store), -1 when it has no
+  // meta table or a version this gemmtune does not know.
+  int stored_version() {
+    Statement tables(db,
+                     "SELECT count(*), sum(name = 'meta') FROM sqlite_master WHERE type='table'");
+    tables.step();
+    if (tables.integer(0) == 0) return 0;
+    if (tables.integer(1) == 0) return -1;
+    Statement v(db, "SELECT value FROM meta WHERE key='schema_version'");
+    if (!v.step()) return -1;
+    for (int n = 1; n <= kStoreSchemaVersion; ++n)
+      if (v.text(0) == std::to_string(n)) return n;
+    return -1;
+  }
+
+  // Why a file stored_version() answers -1 for is refused.
+  std::string refusal() {
+    Statement meta(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
+    meta.step();
+    if (meta.integer(0) == 0)
+      return "'" + path +
+             "' is an SQLite database but not a gemmtune store (no meta table); left untouched";
+    Statement v(db, "SELECT value FROM meta WHERE key='schema_version'");
+    const std::string version = v.step() ? v.text(0) : "none";
+    return "store '" + path + "' has schema version " + version +
+           "; this gemmtune reads versions 1 to " + std::to_string(kStoreSchemaVersion) +
+           " (the file is left untouched)";
+  }
+
+  // Creates the store, or brings an older one to kStoreSchemaVersion, in one transaction. The
+  // version is read again under the write lock: another process may have done it meanwhile.
+  void migrate() {
+    transaction([&] {
+      int at = stored_version();
+      if (at == 0) {
+        exec(kSchema);
+        at = 1;
+      }
+      if (at < 1 || at == kStoreSchemaVersion) return;
+      for (int v = at; v < kStoreSchemaVersion; ++v) exec(kMigrations[v - 1]);
+      Statement s(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)");
+      s.bind(1, std::to_string(kStoreSchemaVersion)).step();
+    });
   }
 
   // Runs f in one transaction; any exception rolls it back.
@@ -208,38 +314,10 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
   sqlite3_busy_timeout(impl_->db, 10000);
   try {
     // Reading the schema fails for a file that is not an SQLite database at all.
-    bool empty = false;
-    {  // finalized before the PRAGMAs: an open statement holds a read transaction
-      Statement tables(impl_->db, "SELECT count(*) FROM sqlite_master WHERE type='table'");
-      tables.step();
-      empty = tables.integer(0) == 0;
-    }
-    if (empty) {
-      impl_->exec("PRAGMA journal_mode=WAL");
-      impl_->transaction([&] {
-        impl_->exec(kSchema);
-        Statement v(impl_->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
-        v.bind(1, std::to_string(kStoreSchemaVersion)).step();
-      });
-    } else {
-      std::string version = "none";
-      {
-        Statement has_meta(impl_->db,
-                           "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'");
-        has_meta.step();
-        if (has_meta.integer(0) == 0)
-          throw InputError(
-              "'" + path +
-              "' is an SQLite database but not a gemmtune store (no meta table); left untouched");
-        Statement v(impl_->db, "SELECT value FROM meta WHERE key='schema_version'");
-        if (v.step()) version = v.text(0);
-      }
-      if (version != std::to_string(kStoreSchemaVersion))
-        throw InputError("store '" + path + "' has schema version " + version +
-                         "; this gemmtune reads version " + std::to_string(kStoreSchemaVersion) +
-                         " (the file is left untouched)");
-      impl_->exec("PRAGMA journal_mode=WAL");
-    }
+    const int at = impl_->stored_version();
+    if (at < 0) throw InputError(impl_->refusal());
+    impl_->exec("PRAGMA journal_mode=WAL");
+    if (at < kStoreSchemaVersion) impl_->migrate();
     impl_->exec("PRAGMA synchronous=NORMAL");
     impl_->exec("PRAGMA foreign_keys=ON");
   } catch (const InputError&) {
@@ -295,26 +373,13 @@ void Database::abandoned_transaction_for_test(const std::vector<Attempt>& attemp
 std::vector<Attempt> Database::attempts(const std::string& device,
                                         const std::optional<Problem>& problem) const {
   std::string sql =
-      "SELECT a.device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-      "p.alpha_re, "
-      "p.alpha_im, p.beta_re, p.beta_im, a.config, a.status, a.error, a.median_s, a.min_s, "
-      "a.max_s, "
-      "a.repetitions, a.gflops, a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, "
-      "a.counters_json, a.predicted_s, a.created_at FROM attempts a JOIN problems p ON p.id = "
-      "a.problem_id "
-      "WHERE (?1 = '' OR a.device = ?1)";
-  std::int64_t pid = -1;
-  if (problem) {
-    pid = impl_->problem_id(*problem, false);
-    if (pid < 0) return {};
-    sql += " AND a.problem_id = ?2";
-  }
-  sql += " ORDER BY a.id";
-  Statement s(impl_->db, sql.c_str());
-  s.bind(1, device);
-  if (problem) s.bind(2, pid);
+      std::string("SELECT a.device, ") + kProblemColumns +
+      ", a.config, a.status, a.error, a.median_s, a.min_s, a.max_s, a.repetitions, a.gflops, "
+      "a.rel_error, a.registers, a.spill_bytes, a.smem_bytes, a.energy_j, a.counters_json, "
+      "a.predicted_s, a.created_at, a.strategy, a.run, a.elapsed_s FROM attempts "
+      "a JOIN problems p ON p.id = a.problem_id";
   std::vector<Attempt> out;
-  while (s.step()) {
+  impl_->each_row(sql, "a", device, problem, [&](const Statement& s) {
     Attempt a;
     a.device = s.text(0);
     a.problem = read_problem(s, 1);
@@ -334,18 +399,19 @@ std::vector<Attempt> Database::attempts(const std::string& device,
     a.counters_json = s.text(28);
     a.predicted_s = s.real(29);
     a.created_at = s.text(30);
+    a.strategy = s.text(31);
+    a.run = s.text(32);
+    a.elapsed_s = s.optional_real(33);
     out.push_back(std::move(a));
-  }
+  });
   return out;
 }
 
 std::vector<Problem> Database::problems(const std::string& device) const {
-  Statement s(
-      impl_->db,
-      "SELECT DISTINCT p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch, "
-      "p.alpha_re, p.alpha_im, p.beta_re, p.beta_im FROM problems p JOIN attempts a ON "
-      "a.problem_id = p.id "
-      "WHERE (?1 = '' OR a.device = ?1) ORDER BY p.id");
+  const std::string sql = std::string("SELECT DISTINCT ") + kProblemColumns +
+                          " FROM problems p JOIN attempts a ON a.problem_id = p.id WHERE (?1 = "
+                          "'' OR a.device = ?1) ORDER BY p.id";
+  Statement s(impl_->db, sql.c_str());
   s.bind(1, device);
   std::vector<Problem> out;
   while (s.step()) {
@@ -369,6 +435,38 @@ std::optional<Attempt> Database::best(const std::string& device, const Problem& 
     if (a.status == "ok" && a.median_s > 0 && (!best || a.median_s < best->median_s))
       best = std::move(a);
   return best;
+}
+
+void Database::add_reference(const Reference& r) {
+  if (!(r.time_s > 0))
+    throw InputError("a reference time must be positive, not " + std::to_string(r.time_s));
+  impl_->transaction([&] {
+    const std::int64_t pid = impl_->problem_id(r.problem, true);
+    Statement s(impl_->db,
+                "INSERT INTO reference_times(device, problem_id, library, time_s, gflops) "
+                "VALUES(?,?,?,?,?)");
+    s.bind(1, r.device).bind(2, pid).bind(3, r.library).bind(4, r.time_s).bind(5, r.gflops).step();
+  });
+}
+
+std::vector<Reference> Database::references(const std::string& device,
+                                            const std::optional<Problem>& problem) const {
+  std::string sql =
+      std::string("SELECT r.device, ") + kProblemColumns +
+      ", r.library, r.time_s, r.gflops, r.created_at FROM reference_times r JOIN problems p ON "
+      "p.id = r.problem_id";
+  std::vector<Reference> out;
+  impl_->each_row(sql, "r", device, problem, [&](const Statement& s) {
+    Reference r;
+    r.device = s.text(0);
+    r.problem = read_problem(s, 1);
+    r.library = s.text(15);
+    r.time_s = s.real(16);
+    r.gflops = s.real(17);
+    r.created_at = s.text(18);
+    out.push_back(std::move(r));
+  });
+  return out;
 }
 
 void Database::mark_step(const std::string& key, const std::string& note) {
@@ -445,6 +543,9 @@ nlohmann::json attempt_json(const Attempt& a) {
                         {"energy_j", a.energy_j},
                         {"predicted_s", a.predicted_s},
                         {"created_at", a.created_at}};
+  row["strategy"] = a.strategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.strategy);
+  row["run"] = a.run.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.run);
+  row["elapsed_s"] = a.elapsed_s ? nlohmann::json(*a.elapsed_s) : nlohmann::json(nullptr);
   // Counters as collected (tune --counters, profile); a stored text that no longer parses is
   // kept as text rather than lost.
   if (!a.counters_json.empty()) {
@@ -460,6 +561,20 @@ nlohmann::json attempt_json(const Attempt& a) {
 std::string Database::export_json(const std::string& device) const {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& a : attempts(device)) rows.push_back(attempt_json(a));
+  return rows.dump(2);
+}
+
+nlohmann::json reference_json(const Reference& r) {
+  return {{"device", r.device},        {"problem", r.problem.shape_id()},
+          {"lda", r.problem.lda},      {"ldb", r.problem.ldb},
+          {"ldc", r.problem.ldc},      {"library", r.library},
+          {"time_s", r.time_s},        {"gflops", r.gflops},
+          {"created_at", r.created_at}};
+}
+
+std::string Database::export_references_json(const std::string& device) const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : references(device)) rows.push_back(reference_json(r));
   return rows.dump(2);
 }
 

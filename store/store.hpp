@@ -2,6 +2,7 @@
 // (WAL). Writes are transactional: a killed run loses at most the attempt in flight.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,7 +17,9 @@
 
 namespace gemmtune {
 
-inline constexpr int kStoreSchemaVersion = 1;
+// 2 added the attempts' strategy, run and elapsed_s, and the reference timings; a version 1
+// store is migrated when opened.
+inline constexpr int kStoreSchemaVersion = 2;
 
 // One measured (or failed) configuration on one problem and device.
 struct Attempt {
@@ -35,10 +38,41 @@ struct Attempt {
   std::string counters_json;  // "" when not collected
   double predicted_s = 0;     // the model's time when the attempt was made
   std::string created_at;     // filled by the store
+  // The tuning run that made it ("" and none for attempts stored before runs were kept, or
+  // imported without them): the strategy that chose it (hybrid, random, sweep, sample,
+  // profile...), the run's id, and the seconds from the run's start to this result.
+  std::string strategy, run;
+  std::optional<double> elapsed_s;
 };
+
+// A vendor library's time for a problem (cuBLAS, timed in the same run as the tuned kernels),
+// so that tuned results can be compared with it.
+struct Reference {
+  std::string device;
+  Problem problem;
+  std::string library = "cublas";
+  double time_s = 0;  // median
+  double gflops = 0;
+  std::string created_at;  // filled by the store
+};
+nlohmann::json reference_json(const Reference& r);
 
 // The attempt to store for one evaluation (GFLOP/s, shared memory and the model's time filled in).
 Attempt attempt_from(const Evaluation& e, const Problem& problem, const DeviceSpec& device);
+// One tuning run's mark on its attempts: the strategy, an id unique to the run, and the seconds
+// since the run began (when it was made).
+class TuningRun {
+ public:
+  explicit TuningRun(std::string strategy);
+  const std::string& id() const { return id_; }
+  // attempt_from, stamped with this run.
+  Attempt attempt(const Evaluation& e, const Problem& problem, const DeviceSpec& device) const;
+
+ private:
+  std::string strategy_, id_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // The other way: what a replay answers for a recorded attempt.
 Evaluation evaluation_from(const Attempt& a);
 
@@ -65,8 +99,9 @@ nlohmann::json attempt_json(const Attempt& a);
 
 class Database {
  public:
-  // Opens or creates. Throws InputError when the file is not a gemmtune store, is of another
-  // schema version (never overwritten), or cannot be read.
+  // Opens or creates; a store of an older schema version is migrated in place, its rows kept.
+  // Throws InputError when the file is not a gemmtune store, is of a newer or unknown schema
+  // version (never overwritten), or cannot be read.
   explicit Database(const std::string& path);
   ~Database();
   Database(const Database&) = delete;
@@ -86,6 +121,11 @@ class Database {
   bool has(const std::string& device, const Problem& p, const KernelConfig& c) const;
   // The fastest ok attempt of exactly this problem.
   std::optional<Attempt> best(const std::string& device, const Problem& p) const;
+
+  void add_reference(const Reference& r);
+  // Reference timings (of one device, all when empty; of one problem when given), oldest first.
+  std::vector<Reference> references(const std::string& device = "",
+                                    const std::optional<Problem>& problem = {}) const;
 
   // Finished steps of a resumable job (a recording's per-problem tune, say), each with a note,
   // so that a rerun skips them.
@@ -108,6 +148,7 @@ class Database {
   // Seeds' CSV: one row per attempt: inputs, status, error, time, GFLOP/s (and the rest).
   std::string export_csv(const std::string& device = "") const;
   std::string export_json(const std::string& device = "") const;
+  std::string export_references_json(const std::string& device = "") const;
   CsvImportReport import_csv(const std::string& text);  // bad rows reported, good rows kept
 
   // For tests of crash safety: runs f inside a transaction that is then abandoned, as a

@@ -57,3 +57,42 @@ TEST_CASE("isolation: the worker protocol carries problems exactly", "[isolation
   CHECK_THROWS_WITH(problem_from_json("{\"precision\": \"s\"}"),
                     Catch::Contains("malformed problem"));
 }
+
+TEST_CASE("isolation: cuBLAS's reference time comes from the worker, a failure is none",
+          "[isolation]") {
+  const auto script = std::filesystem::temp_directory_path() / "gemmtune_fake_reference.sh";
+  {
+    std::ofstream f(script);
+    // A reference request for m=64 is timed; for m=32 cuBLAS fails; a configuration is ok.
+    f << "#!/bin/sh\n"
+         "while read -r line; do\n"
+         "  case \"$line\" in\n"
+         "    *reference*cublas*) case \"$line\" in\n"
+         "      *'\"m\":32'*) echo '{\"status\":\"launch_error\",\"error\":\"no cuBLAS\"}' ;;\n"
+         "      *) echo '{\"status\":\"ok\",\"median_s\":0.0005,\"min_s\":0.0004,"
+         "\"max_s\":0.0006,\"repetitions\":5}' ;;\n"
+         "      esac ;;\n"
+         "    *) echo '{\"status\":\"ok\",\"median_s\":0.001,\"repetitions\":5}' ;;\n"
+         "  esac\n"
+         "done\n";
+  }
+  chmod(script.c_str(), 0755);
+  GpuEvaluator ev(script.string(), find_builtin_device("H100-SXM"), TimingOptions{}, 5.0);
+  const auto timed = ev.reference(make_problem(Precision::S, Op::N, Op::N, 64, 64, 64));
+  REQUIRE(timed);
+  CHECK(timed->time_s == Approx(0.0005));
+  CHECK(timed->min_s == Approx(0.0004));
+  CHECK(timed->repetitions == 5);
+  CHECK_FALSE(ev.reference(make_problem(Precision::S, Op::N, Op::N, 32, 32, 32)));
+  // The same worker goes on measuring configurations.
+  const auto r = ev.measure(make_problem(Precision::S, Op::N, Op::N, 64, 64, 64),
+                            {KernelConfig::parse("BM64_BN64")});
+  CHECK(r.at(0).time_s == Approx(0.001));
+  CHECK(ev.restarts() == 0);
+  std::filesystem::remove(script);
+}
+
+TEST_CASE("isolation: a replay has no reference to time", "[isolation]") {
+  ReplayEvaluator replay(find_builtin_device("H100-SXM"), {});
+  CHECK_FALSE(replay.reference(make_problem(Precision::S, Op::N, Op::N, 64, 64, 64)));
+}

@@ -23,6 +23,7 @@ __all__ = [
     "devices",
     "attempts",
     "best",
+    "references",
     "import_attempts",
     "measure",
     "tune",
@@ -89,7 +90,9 @@ def attempts(*, db: Optional[str] = None, device: str = "", precision: Optional[
              beta: float = 0.0) -> list[Record]:
     """Every attempt in the store, oldest first, as flat records (``pandas.DataFrame(rows)``):
     the problem's fields, ``config``, ``status``, ``time_s``, ``gflops``, ``predicted_s``,
-    ``counters`` (a dict, or None), ``created_at``... Only one device's with ``device``, only
+    ``counters`` (a dict, or None), ``created_at``, and the tuning run that made it:
+    ``strategy``, ``run`` (its id) and ``elapsed_s`` (seconds since the run began; all None
+    for attempts stored before runs were kept)... Only one device's with ``device``, only
     one problem's when ``precision`` and the sizes are given."""
     problem = None
     if precision is not None:
@@ -100,6 +103,13 @@ def attempts(*, db: Optional[str] = None, device: str = "", precision: Optional[
 def best(*, db: Optional[str] = None, device: str = "") -> list[Record]:
     """The fastest ok attempt of each problem in the store, in ``attempts``' columns."""
     return _gemmtune.best(db, device)
+
+
+def references(*, db: Optional[str] = None, device: str = "") -> list[Record]:
+    """The reference (cuBLAS) timings that tune, sweep, record and measure kept, oldest first:
+    ``device``, ``problem`` (the shape id) and its fields, ``library``, ``time_s``, ``gflops``,
+    ``created_at``."""
+    return _gemmtune.references(db, device)
 
 
 def import_attempts(path: str, *, db: Optional[str] = None) -> Record:

@@ -113,15 +113,9 @@ _torch_stream: Any = None  # torch's current-stream getter, found on first use
 
 
 def _current_stream(x: _Matrix, original: Any) -> int:
-    global _torch_stream
     library = x[7]
     if library == "torch":
-        if _torch_stream is None:
-            torch = sys.modules["torch"]
-            # The raw handle without building a Stream object (what Triton's launcher reads).
-            _torch_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
-                lambda device: torch.cuda.current_stream(device).cuda_stream)
-        return _torch_stream(x[6])
+        return (_torch_stream or _find_torch_stream())(x[6])
     if library.startswith("cupy"):
         return sys.modules["cupy"].cuda.get_current_stream().ptr
     cai = getattr(original, "__cuda_array_interface__", None)
@@ -140,6 +134,15 @@ def _scalar(value: Any, name: str, precision: str) -> tuple[float, float]:
     return z.real, z.imag
 
 
+def _scalars(alpha: Any, beta: Any, precision: str) -> tuple[float, float, float, float]:
+    if type(alpha) in _REAL and type(beta) in _REAL:  # the usual 1 and 0, in one call
+        return float(alpha), 0.0, float(beta), 0.0
+    return (*_scalar(alpha, "alpha", precision), *_scalar(beta, "beta", precision))
+
+
+_REAL = {int, float}
+
+
 def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: complex = 0,
          trans_a: bool = False, trans_b: bool = False) -> Any:
     """``c = alpha * op(a) @ op(b) + beta * c`` with op the transpose where asked, on the arrays'
@@ -147,6 +150,92 @@ def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: comp
     torch and CuPy, when None). Real and complex, single and double precision; row- and
     column-major views of any leading dimension. A ``ValueError`` names the array at fault
     (host memory, dtype, shape, device, strides) before anything runs."""
+    tensor = _torch_tensor or _find_torch_tensor()
+    if type(a) is tensor and type(b) is tensor and (c is None or type(c) is tensor):
+        done = _torch_row_major(a, b, c, alpha, beta, trans_a, trans_b)
+        if done is not None:
+            return done
+    return _general(a, b, c, alpha, beta, trans_a, trans_b)
+
+
+class _NoTorch:
+    """Stands for torch.Tensor until torch is imported: no array is of this type."""
+
+
+_torch_tensor: Any = None  # torch.Tensor, once torch is imported
+_torch_precisions: dict[Any, str] = {}  # torch dtype -> precision letter
+_torch_devices: dict[int, Any] = {}  # CUDA device id -> torch.device
+
+
+def _find_torch_tensor() -> Any:
+    global _torch_tensor
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return _NoTorch
+    for name, letter in _PRECISIONS.items():
+        _torch_precisions[getattr(torch, name)] = letter
+    _torch_tensor = torch.Tensor
+    return _torch_tensor
+
+
+def _torch_row_major(a: Any, b: Any, c: Any, alpha: Any, beta: Any, trans_a: bool,
+                     trans_b: bool) -> Any:
+    """gemm's common case, plain torch tensors, row-major, on one CUDA device, non-empty and
+    aligned, with a fraction of the general path's attribute reads and calls (host time per
+    call is the point). None, with nothing launched or allocated, for anything else: the
+    general path then handles it, or words what is wrong."""
+    dtype = a.dtype
+    precision = _torch_precisions.get(dtype)
+    if precision is None or b.dtype is not dtype or not (a.is_cuda and b.is_cuda):
+        return None
+    device = a.get_device()
+    shape_a, shape_b = a.shape, b.shape
+    if b.get_device() != device or len(shape_a) != 2 or len(shape_b) != 2:
+        return None
+    a_rows, a_cols = shape_a
+    b_rows, b_cols = shape_b
+    lda, unit_a = a.stride()
+    ldb, unit_b = b.stride()
+    # Row-major with rows of at least their length, none empty: the runtime sees each
+    # transposed, so c^T = op(b)^T op(a)^T with the operands swapped.
+    if (unit_a != 1 or unit_b != 1 or not lda >= a_cols > 0 or not ldb >= b_cols > 0 or
+            a_rows == 0 or b_rows == 0):
+        return None
+    m, k = (a_cols, a_rows) if trans_a else (a_rows, a_cols)
+    kb, n = (b_cols, b_rows) if trans_b else (b_rows, b_cols)
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if kb != k or pa % 16 or pb % 16:
+        return None
+    alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
+    if c is None:
+        torch_device = _torch_devices.get(device) or _torch_devices.setdefault(device, a.device)
+        c = sys.modules["torch"].empty((m, n), dtype=dtype, device=torch_device)
+        ldc, beta_re, beta_im = n, 0.0, 0.0
+    else:
+        if (c.dtype is not dtype or not c.is_cuda or c.get_device() != device or
+                c.shape != (m, n)):
+            return None
+        ldc, unit_c = c.stride()
+        if unit_c != 1 or ldc < n:
+            return None
+    _gemmtune.gemm(precision, "t" if trans_b else "n", "t" if trans_a else "n", n, m, k,
+                   alpha_re, alpha_im, pb, ldb, pa, lda, beta_re, beta_im, c.data_ptr(), ldc,
+                   (_torch_stream or _find_torch_stream())(device), device)
+    return c
+
+
+def _find_torch_stream() -> Any:
+    global _torch_stream
+    torch = sys.modules["torch"]
+    # The raw handle without building a Stream object (what Triton's launcher reads).
+    _torch_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+        lambda device: torch.cuda.current_stream(device).cuda_stream)
+    return _torch_stream
+
+
+def _general(a: Any, b: Any, c: Optional[Any], alpha: Any, beta: Any, trans_a: bool,
+             trans_b: bool) -> Any:
+    """gemm on any arrays: every layout, every library, and every check's message."""
     ma, mb = _matrix(a, "a"), _matrix(b, "b")
     _, a_rows, a_cols, _, _, dtype, device, _ = ma
     b_rows, b_cols = mb[1], mb[2]
@@ -161,8 +250,7 @@ def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: comp
     if mb[6] != device:
         raise ValueError(f"b is on CUDA device {mb[6]}; expected a's device {device}")
     precision = _PRECISIONS[dtype]
-    alpha_re, alpha_im = _scalar(alpha, "alpha", precision)
-    beta_re, beta_im = _scalar(beta, "beta", precision)
+    alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
     if c is None:
         c = _new_like(a, ma, m, n)
         beta_re = beta_im = 0.0

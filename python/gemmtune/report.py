@@ -2,8 +2,9 @@
 
     python -m gemmtune.report --db STORE -o report.html
 
-predicted vs measured time per problem, tuning convergence, tuned GFLOP/s per problem and
-against size, a roofline with each problem's best kernel, and counters beside the model's
+predicted vs measured time per problem, tuning convergence per stored tuning run (against
+evaluations and seconds), tuned GFLOP/s per problem and against size beside the cuBLAS timings
+the store keeps, a roofline with each problem's best kernel, and counters beside the model's
 figures for profiled kernels. Every figure names its problems, device, dates and units.
 """
 
@@ -206,58 +207,120 @@ def _best_so_far(times: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(times)
 
 
+def _runs(p: Problem) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The tuning runs stored for a problem, in the order they began, each labelled with its
+    strategy (numbered where one strategy ran more than once); attempts stored without a run
+    (before runs were kept, or imported without) form none."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for r in p.rows:
+        if r.get("run") and r.get("strategy"):
+            runs.setdefault(r["run"], []).append(r)
+    count: dict[str, int] = defaultdict(int)
+    for rows in runs.values():
+        count[rows[0]["strategy"]] += 1
+    seen: dict[str, int] = defaultdict(int)
+    out = []
+    for rows in runs.values():
+        strategy = rows[0]["strategy"]
+        seen[strategy] += 1
+        out.append((strategy if count[strategy] == 1 else f"{strategy} #{seen[strategy]}", rows))
+    return out
+
+
+def _run_curve(rows: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """Evaluations, best time so far (us; inf until the first ok attempt: a failed one costs an
+    evaluation too) and seconds since the run began (None when a row lacks them)."""
+    times = np.array([r["time_s"] * 1e6 if r["status"] == "ok" and r["time_s"] > 0 else np.inf
+                      for r in rows])
+    elapsed = [r.get("elapsed_s") for r in rows]
+    seconds = None if any(e is None for e in elapsed) else np.maximum(np.array(elapsed), 1e-3)
+    return np.arange(1, len(rows) + 1), _best_so_far(times), seconds
+
+
 def _convergence(page: Page, problems: list[Problem], device: str, count: int) -> None:
     page.section("convergence", "Tuning convergence",
-                 "Best time so far against evaluations and against the GPU seconds spent timing "
-                 "(median x repetitions, summed), for the problems with the most attempts: the "
-                 "store's order (the strategy that ran: hybrid tuning, then any sampling) beside "
-                 f"random search replayed over the same attempts (median and 10-90% band of "
-                 f"{_SEEDS} orders).")
-    shown = sorted((p for p in problems if len(p.ok) >= 2), key=lambda p: -len(p.ok))[:count]
+                 "Best time so far against evaluations and against seconds since the run began, "
+                 "one line per stored tuning run (its strategy: hybrid, random, sweep...), so "
+                 "that the hybrid and the random strategy sit side by side where both ran. "
+                 "Where no random run was stored, random search is replayed over the problem's "
+                 f"attempts (median and 10-90% band of {_SEEDS} orders; seconds: the GPU time "
+                 "spent timing, median x repetitions). Attempts stored without their run are "
+                 "drawn in the store's order.")
+    # Problems with most strategies first (a hybrid beside a random run), then most attempts.
+    shown = sorted((p for p in problems if len(p.ok) >= 2),
+                   key=lambda p: (-len({s for s, _ in _runs(p)}), -len(p.ok)))[:count]
     if not shown:
         page.note("No problem has two ok attempts.")
         return
     rng = np.random.default_rng(1)
     for p in shown:
-        times = np.array([r["time_s"] for r in p.ok]) * 1e6
-        cost = np.array([r["time_s"] * max(r["repetitions"], 1) for r in p.ok])
+        runs = _runs(p)
         fig, (by_count, by_time) = plt.subplots(1, 2, figsize=(12, 3.6))
-        evaluations = np.arange(1, len(times) + 1)
-        by_count.plot(evaluations, _best_so_far(times), label="as stored")
-        by_time.plot(np.cumsum(cost), _best_so_far(times), label="as stored")
-        orders = [rng.permutation(len(times)) for _ in range(_SEEDS)]
-        curves = np.array([_best_so_far(times[o]) for o in orders])
-        by_count.plot(evaluations, np.median(curves, axis=0), label="random (replayed)")
-        by_count.fill_between(evaluations, np.percentile(curves, 10, axis=0),
-                              np.percentile(curves, 90, axis=0), alpha=0.25, color="C1")
-        seconds = np.median(np.array([np.cumsum(cost[o]) for o in orders]), axis=0)
-        by_time.plot(seconds, np.median(curves, axis=0), label="random (replayed)")
-        for ax, xlabel in ((by_count, "evaluations"), (by_time, "GPU seconds timing (s)")):
+        untimed = []
+        for label, rows in runs:
+            evaluations, best, seconds = _run_curve(rows)
+            line, = by_count.step(evaluations, best, where="post", label=label)
+            if seconds is None:
+                untimed.append(label)
+            else:
+                by_time.step(seconds, best, where="post", label=label, color=line.get_color())
+        loose = [r for r in p.rows if not (r.get("run") and r.get("strategy"))]
+        if loose:
+            evaluations, best, _ = _run_curve(loose)
+            line, = by_count.step(evaluations, best, where="post",
+                                  label="no run stored (store order)")
+            cost = np.cumsum([r["time_s"] * max(r["repetitions"], 1) for r in loose])
+            by_time.step(np.maximum(cost, 1e-6), best, where="post", color=line.get_color(),
+                         label="no run stored (GPU timing seconds)")
+        if not any(label.startswith("random") for label, _ in runs):
+            times = np.array([r["time_s"] for r in p.ok]) * 1e6
+            cost = np.array([r["time_s"] * max(r["repetitions"], 1) for r in p.ok])
+            evaluations = np.arange(1, len(times) + 1)
+            orders = [rng.permutation(len(times)) for _ in range(_SEEDS)]
+            curves = np.array([_best_so_far(times[o]) for o in orders])
+            by_count.plot(evaluations, np.median(curves, axis=0), label="random (replayed)",
+                          color="grey")
+            by_count.fill_between(evaluations, np.percentile(curves, 10, axis=0),
+                                  np.percentile(curves, 90, axis=0), alpha=0.2, color="grey")
+            seconds = np.median(np.array([np.cumsum(cost[o]) for o in orders]), axis=0)
+            by_time.plot(seconds, np.median(curves, axis=0), color="grey",
+                         label="random (replayed; GPU timing seconds)")
+        for ax, xlabel in ((by_count, "evaluations"),
+                           (by_time, "seconds since the run began (s)" if not loose and
+                            any(label.startswith("random") for label, _ in runs)
+                            else "seconds (s): since the run began, or as the legend says")):
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(xlabel)
             ax.set_ylabel("best time so far (us)")
-            ax.legend(fontsize=8)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=8)
+        if untimed:
+            by_time.set_title("no seconds stored for: " + ", ".join(untimed), fontsize=8)
         dates = _dates(p.rows)
-        fig.suptitle(f"Convergence of {p.label} - {device} - measured {dates}", fontsize=11)
-        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.88, wspace=0.25)
+        strategies = ", ".join(sorted({label.split(" #")[0] for label, _ in runs})) or "no run"
+        fig.suptitle(f"Convergence of {p.label} ({strategies}) - {device} - measured {dates}",
+                     fontsize=11)
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.86, wspace=0.25)
         page.figure("convergence", fig,
-                    f"Problem {p.label} on {device}, measured {dates}; best time in "
-                    "microseconds against evaluations and seconds.")
+                    f"Problem {p.label} on {device}, measured {dates}; runs: {strategies}; best "
+                    "time in microseconds against evaluations and seconds.")
 
 
 def _vs_cublas(page: Page, problems: list[Problem], device: str, spec: dict[str, Any]) -> None:
     shown = [p for p in problems if p.best]
-    cublas = {p.label: p.cublas_gflops for p in shown if p.cublas_gflops}
     page.section("vs-cublas", "Tuned GFLOP/s against cuBLAS",
-                 "The best ok attempt of each problem, beside cuBLAS's GFLOP/s where the store "
-                 "holds a cuBLAS timing of the problem (gemmtune measure stores it), and the "
-                 f"peak of {spec['name']} for the precision.")
+                 "The best ok attempt of each problem beside cuBLAS's GFLOP/s on the same "
+                 "problem where the store holds a cuBLAS timing (tune, sweep, record and measure "
+                 f"keep one), and the peak of {spec['name']} for the precision; then the tuned "
+                 "kernel's speed over cuBLAS's against size, per family.")
     if not shown:
         page.note("No problem has an ok attempt.")
         return
+    cublas = {p.label: p.cublas_gflops for p in shown if p.cublas_gflops}
+    absent = "The store holds no cuBLAS timing of these problems: the tuned kernels appear alone."
     if not cublas:
-        page.note("The store holds no cuBLAS timing: the tuned kernels appear alone.")
+        page.note(absent)
     shown.sort(key=lambda p: p.best["gflops"])
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.22 * len(shown)))
     y = np.arange(len(shown))
@@ -266,6 +329,9 @@ def _vs_cublas(page: Page, problems: list[Problem], device: str, spec: dict[str,
     if cy:
         ax.scatter([cublas[shown[i].label] for i in cy], cy, color="black", marker="|", s=120,
                    zorder=3, label="cuBLAS")
+    else:
+        ax.text(0.5, 0.5, "no cuBLAS timing stored", transform=ax.transAxes, ha="center",
+                va="center", fontsize=14, color="#a40", alpha=0.8)
     ax.scatter([spec["peak_gflops"][p.precision] for p in shown], y, color="red", marker="x",
                s=20, label=f"{spec['name']} peak")
     ax.set_yticks(y)
@@ -277,13 +343,38 @@ def _vs_cublas(page: Page, problems: list[Problem], device: str, spec: dict[str,
     ax.set_title(f"Tuned GFLOP/s per problem - {device} - measured {dates}", fontsize=11)
     fig.tight_layout()
     page.figure("vs-cublas", fig, f"{len(shown)} problems on {device}, measured {dates}; "
-                "GFLOP/s (useful flops of the problem per second of kernel time).")
+                f"GFLOP/s (useful flops of the problem per second of kernel time); cuBLAS "
+                f"timed for {len(cy)} of them.")
+    if not cublas:
+        return
+    families: dict[str, list[Problem]] = defaultdict(list)
+    for p in shown:
+        if p.label in cublas:
+            families[p.family].append(p)
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    for name, members in sorted(families.items()):
+        members.sort(key=lambda p: p.m * p.n * p.k)
+        ax.plot([(p.m * p.n * p.k) ** (1 / 3) for p in members],
+                [p.best["gflops"] / cublas[p.label] for p in members], marker="o",
+                markersize=4, linestyle="-" if len(members) > 1 else "none",
+                label=f"{name} ({len(members)})")
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("size: (M N K)^(1/3)")
+    ax.set_ylabel("tuned GFLOP/s / cuBLAS GFLOP/s")
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"Tuned over cuBLAS against size - {device} - measured {dates}", fontsize=11)
+    fig.tight_layout()
+    page.figure("vs-cublas", fig, f"{len(cy)} problems with a cuBLAS timing on {device}, "
+                f"measured {dates}; ratio of GFLOP/s (above 1: the tuned kernel is faster).")
 
 
 def _gflops_vs_size(page: Page, problems: list[Problem], device: str) -> None:
     page.section("gflops-vs-size", "GFLOP/s against size, per family",
                  "Each problem's best GFLOP/s against the geometric mean of M, N and K, one "
-                 "line per family (precision, op shape, batched or not).")
+                 "line per family (precision, op shape, batched or not), and cuBLAS's (dashed, "
+                 "crosses) where the store holds its timing.")
     families: dict[str, list[Problem]] = defaultdict(list)
     for p in problems:
         if p.best:
@@ -295,8 +386,13 @@ def _gflops_vs_size(page: Page, problems: list[Problem], device: str) -> None:
     for name, members in sorted(families.items()):
         members.sort(key=lambda p: p.m * p.n * p.k)
         size = [(p.m * p.n * p.k) ** (1 / 3) for p in members]
-        ax.plot(size, [p.best["gflops"] for p in members], marker="o", markersize=4,
-                linestyle="-" if len(members) > 1 else "none", label=f"{name} ({len(members)})")
+        line, = ax.plot(size, [p.best["gflops"] for p in members], marker="o", markersize=4,
+                        linestyle="-" if len(members) > 1 else "none",
+                        label=f"{name} ({len(members)})")
+        timed = [(x, p.cublas_gflops) for x, p in zip(size, members) if p.cublas_gflops]
+        if timed:
+            ax.plot(*zip(*timed), marker="x", markersize=4, color=line.get_color(),
+                    linestyle="--" if len(timed) > 1 else "none", label=f"{name} cuBLAS")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("size: (M N K)^(1/3)")
@@ -411,12 +507,21 @@ def build(db: str, *, gpu: str = "H100-SXM", device: str = "", calibration: str 
         grouped[(r["device"], r["problem"], r["lda"], r["ldb"], r["ldc"], r["alpha"],
                  r["beta"])].append(r)
     problems = [Problem(g) for g in grouped.values()]
+    # The latest cuBLAS timing of each problem.
+    cublas = {}
+    for r in gemmtune.references(db=db, device=device):
+        if r["library"] == "cublas":
+            cublas[(r["device"], r["problem"], r["lda"], r["ldb"], r["ldc"], r["alpha"],
+                    r["beta"])] = r["gflops"]
+    for key, p in zip(grouped, problems):
+        p.cublas_gflops = cublas.get(key)
     devices = sorted({p.device for p in problems})
     device_text = ", ".join(devices)
     page = Page(f"gemmtune report: {db}")
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
     page.note(f"{len(rows)} attempts of {len(problems)} problems on {device_text}, measured "
-              f"{_dates(rows)}; generated {generated} UTC. Times in microseconds, rates in "
+              f"{_dates(rows)}; cuBLAS timed for {sum(1 for p in problems if p.cublas_gflops)}; "
+              f"generated {generated} UTC. Times in microseconds, rates in "
               "GFLOP/s.")
     _predicted_vs_measured(page, problems, device_text)
     _convergence(page, problems, device_text, convergence)
