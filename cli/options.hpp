@@ -55,6 +55,13 @@ void add_calibration_option(CLI::App& app, std::string& source);
 // One line on the log-time correction of a calibration: refitted, or kept and why.
 std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options);
 
+// export --bundle: the kernel set of a workload, compiled, with its table.
+struct BundleArgs {
+  std::string dir, problems, archs;  // archs: comma-separated ("": the --gpu spec's)
+  app::KernelSetRequest set;
+};
+void export_bundle(const BundleArgs& a);
+
 // The arguments the command was started with, after the program's name, joined by spaces.
 void set_command_line(int argc, char** argv);
 const std::string& command_line();

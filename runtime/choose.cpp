@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/runtime.hpp"
+#include "runtime/shape_distance.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -36,12 +37,6 @@ bool same_shape(const Problem& a, const Problem& b) {
          a.n == b.n && a.k == b.k && a.lda == b.lda && a.ldb == b.ldb && a.ldc == b.ldc &&
          a.batch == b.batch;
 }
-double shape_distance(const Problem& a, const Problem& b) {
-  auto d = [](std::int64_t x, std::int64_t y) {
-    return std::abs(std::log(double(x)) - std::log(double(y)));
-  };
-  return d(a.m, b.m) + d(a.n, b.n) + d(a.k, b.k) + d(a.batch, b.batch);
-}
 
 // A tuned neighbour: its fastest attempts (fastest first) and the model's measured/predicted
 // ratio of each.
@@ -65,7 +60,7 @@ std::vector<Neighbour> neighbours_of(const Problem& p, const DeviceSpec& d, cons
   std::vector<std::pair<double, Problem>> near;
   for (const Problem& q : db.problems(d.name))
     if (q.precision == p.precision && q.op_a == p.op_a && q.op_b == p.op_b)
-      near.emplace_back(shape_distance(p, q), q);
+      near.emplace_back(detail::shape_distance(p, q), q);
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<Neighbour> out;

@@ -53,9 +53,47 @@ struct DispatchChoice {
 DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
                              const std::string& db_path);
 
+// ---------------------------------------------------------------- bundles
+// A deployable kernel set: cubins per architecture and a table of problem -> kernel, so that an
+// application ships without the store or NVRTC (bundle.json beside the cubins).
+struct BundleKernel {
+  KernelConfig config;
+  Precision precision = Precision::S;
+  Op op_a = Op::N, op_b = Op::N;
+  std::vector<std::pair<std::string, std::string>> cubins;  // arch ("sm_90"), file in the bundle
+};
+struct BundleProblem {
+  Problem problem;
+  double weight = 1;
+  std::size_t kernel = 0;  // into kernels
+  double time_s = 0;
+  bool predicted = false;  // time_s from the model, never measured
+};
+struct Bundle {
+  std::string device;  // the spec the set was chosen on
+  int model_version = 0;
+  std::vector<std::string> archs;
+  std::vector<BundleKernel> kernels;
+  std::vector<BundleProblem> problems;
+};
+void write_bundle_table(const std::string& dir, const Bundle& bundle);
+// Reads dir/bundle.json for a GPU of `arch`. Throws InputError naming what is wrong: no table, a
+// table of another model version, no cubin for the architecture, a cubin file missing.
+Bundle read_bundle(const std::string& dir, const std::string& arch);
+// A bundle's choice for a call: the kernel of this exact shape, else that of the nearest shape
+// of the same precision and op shape (log-distance of the sizes) whose kernel is valid here.
+// Throws InputError when no kernel of the bundle can run it.
+DispatchChoice choose_from_bundle(const Bundle& bundle, const Problem& problem,
+                                  const DeviceSpec& device);
+
 // The store gemm() reads: $GEMMTUNE_DB or the default store, unless set here. Clears the
 // kernel cache.
 void set_dispatch_database(const std::string& path);
+
+// gemm() reads kernels from this bundle (export --bundle) instead of the store: no SQLite, no
+// NVRTC at run time; "" goes back to the store. Clears the kernel cache; the bundle is read, and
+// checked against the GPU's architecture, at the first call.
+void set_dispatch_bundle(const std::string& dir);
 
 // BLAS-like, column-major, device pointers, asynchronous on `stream`. Thread-safe. Throws
 // InputError for bad arguments (the message names them).

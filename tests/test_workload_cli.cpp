@@ -7,6 +7,9 @@
 #include <regex>
 #include <string>
 
+#include "model/model.hpp"
+#include "runtime/runtime.hpp"
+#include "search/search.hpp"
 #include "tests/catch.hpp"
 #include "tests/shell.hpp"
 
@@ -261,5 +264,75 @@ TEST_CASE("kernel-set: bad input names the value", "[workload]") {
   const Run nan = run(base + " --size 2");
   CHECK(nan.status == 2);
   CHECK_THAT(nan.output, Catch::Contains("line 1") && Catch::Contains("weight 'nan'"));
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("bundle: export writes the set's cubins and a table the runtime reads", "[workload]") {
+  const std::string file = write("gemmtune_bundle.txt", kSixProblems);
+  const std::string dir = "gemmtune_bundle_dir";
+  std::filesystem::remove_all(dir);
+  const Run r = run("export --bundle " + dir + " --problems " + file +
+                    " --size 2 --domain compact --db " + exhaustive_store());
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("2 configurations") && Catch::Contains("6 problems"));
+  const gemmtune::DeviceSpec d = gemmtune::find_builtin_device("H100-SXM");
+  const gemmtune::Bundle b = gemmtune::read_bundle(dir, "sm_90");
+  CHECK(b.device == "H100-SXM");
+  CHECK(b.model_version == gemmtune::kModelVersion);
+  REQUIRE(b.problems.size() == 6);
+  // Two configurations; the D problem needs its own compile of one of them.
+  CHECK(b.kernels.size() == 3);
+  for (const gemmtune::BundleKernel& k : b.kernels) {
+    REQUIRE(k.cubins.size() == 1);
+    CHECK(std::filesystem::file_size(dir + "/" + k.cubins[0].second) > 1000);
+  }
+  // The table agrees with kernel-set: the same kernel per problem.
+  const Run set = run("kernel-set --problems " + file + " --size 2 --domain compact --db " +
+                      exhaustive_store() + " --format json");
+  const auto j = nlohmann::json::parse(set.output);
+  for (size_t i = 0; i < 6; ++i) {
+    const gemmtune::BundleProblem& p = b.problems[i];
+    CHECK(b.kernels[p.kernel].config.id() == j["problems"][i]["kernel"]);
+    CHECK(p.time_s * 1e6 == Approx(j["problems"][i]["time_us"].get<double>()));
+    // An exact shape gets its own kernel.
+    const gemmtune::DispatchChoice c = gemmtune::choose_from_bundle(b, p.problem, d);
+    CHECK(c.source == gemmtune::DispatchSource::Stored);
+    CHECK(c.config == b.kernels[p.kernel].config);
+  }
+  // A shape between: the nearest shape's kernel that is valid for it.
+  gemmtune::Problem between;
+  between.m = between.n = between.k = 2500;  // nearer 2048^3 than 4096^3
+  between = between.normalized();
+  const gemmtune::DispatchChoice c = gemmtune::choose_from_bundle(b, between, d);
+  CHECK(c.source == gemmtune::DispatchSource::NearestShape);
+  CHECK(c.from == "s_nn_2048x2048x2048_b1");
+  CHECK_FALSE(gemmtune::check_hard(between, d, c.config));
+  gemmtune::Problem other = between;
+  other.precision = gemmtune::Precision::Z;
+  CHECK_THROWS_WITH(gemmtune::choose_from_bundle(b, other, d),
+                    Catch::Contains("z_nn_2500x2500x2500_b1"));
+
+  // Bad bundles say what is wrong.
+  CHECK_THROWS_WITH(gemmtune::read_bundle(dir, "sm_80"),
+                    Catch::Contains("sm_90") && Catch::Contains("sm_80"));
+  CHECK_THROWS_WITH(gemmtune::read_bundle("no_such_bundle", "sm_90"),
+                    Catch::Contains("no kernel bundle at 'no_such_bundle'"));
+  std::filesystem::remove(dir + "/" + b.kernels[1].cubins[0].second);
+  CHECK_THROWS_WITH(gemmtune::read_bundle(dir, "sm_90"),
+                    Catch::Contains("lacks the sm_90 cubin of " + b.kernels[1].config.id()));
+  {
+    std::ifstream in(dir + "/bundle.json");
+    auto table = nlohmann::json::parse(in);
+    table["model_version"] = gemmtune::kModelVersion + 1;
+    std::ofstream(dir + "/bundle.json") << table.dump();
+  }
+  CHECK_THROWS_WITH(
+      gemmtune::read_bundle(dir, "sm_90"),
+      Catch::Contains("model version " + std::to_string(gemmtune::kModelVersion + 1)));
+  const Run no_workload = run("export --bundle " + dir + " --db " + exhaustive_store());
+  CHECK(no_workload.status == 2);
+  CHECK_THAT(no_workload.output, Catch::Contains("--problems"));
+  std::filesystem::remove_all(dir);
   std::filesystem::remove(file);
 }
