@@ -121,4 +121,49 @@ nlohmann::json reference_rows(const std::string& db_path, const std::string& dev
 // into the store, creating it if needed. Throws InputError when no row is valid.
 CsvImportReport import_attempts(const std::string& db_path, const std::string& path);
 
+// ---------------------------------------------------------------- workloads and kernel sets
+// One problem of a workload and how often it runs.
+struct WorkloadEntry {
+  Problem problem;
+  double weight = 1;
+};
+
+struct KernelSetRequest {
+  std::vector<WorkloadEntry> workload;
+  int size = 5;
+  std::string db = Database::default_path(), gpu = "H100-SXM", calibration = "auto";
+  int candidates = 16;          // per problem: its fastest measured kernels, plus the model's pick
+  std::string domain = "full";  // of the model's pick
+};
+// A time of a problem with a kernel: measured (the store's fastest median), or the calibrated
+// model's prediction scaled by the problem's median measured/predicted ratio.
+struct KernelTime {
+  double seconds = 0;
+  bool predicted = false;
+};
+struct KernelSetRow {
+  WorkloadEntry entry;
+  std::optional<KernelConfig> kernel;  // the member it runs; none when no member can run it
+  KernelTime time;
+  KernelConfig best_kernel;  // its own best among all candidates
+  KernelTime best;
+  double loss() const { return kernel ? time.seconds / best.seconds : 0; }
+};
+struct KernelSetResult {
+  DeviceSpec device;
+  ChosenCalibration calibration;
+  std::size_t candidates = 0;
+  std::vector<KernelConfig> members;     // in the order chosen
+  std::vector<int> serves;               // per member: the problems that run it
+  std::vector<KernelSetRow> rows;        // per problem, in the workload's order
+  double total_s = 0, best_total_s = 0;  // weighted: with the set, each problem at its own best
+  int uncovered = 0;                     // problems no member runs (left out of total_s)
+};
+// The kernels (configurations) that minimise the workload's weighted total time on the store's
+// measurements of gpu and the model's predictions for pairs never measured; a kernel that breaks
+// a hard constraint of a problem is not a choice for it. Throws InputError for a missing store,
+// a size < 1, an empty workload, or a problem neither the store nor the model's space can run.
+KernelSetResult kernel_set(const KernelSetRequest& request);
+nlohmann::json to_json(const KernelSetResult& r);
+
 }  // namespace gemmtune::app

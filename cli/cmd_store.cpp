@@ -19,6 +19,7 @@ struct StoreArgs {
   bool all = false;
   bool references = false;  // export the reference (cuBLAS) timings instead of the attempts
   ProblemOptions problem;
+  BundleArgs bundle;
 };
 
 void run_show(const StoreArgs& a) {
@@ -54,7 +55,11 @@ void run_show(const StoreArgs& a) {
   }
 }
 
-void run_export(const StoreArgs& a) {
+void run_export(StoreArgs& a) {
+  if (!a.bundle.dir.empty()) {
+    a.bundle.set.db = a.db;
+    return export_bundle(a.bundle);
+  }
   Database db(a.db);
   if (a.format == "store") {
     if (a.output.empty()) throw InputError("--format store needs --output FILE");
@@ -113,6 +118,17 @@ void register_store(CLI::App& app) {
   exp->add_flag("--references", e->references,
                 "the reference timings (cuBLAS, from tune, sweep, record and measure) instead of "
                 "the attempts; with --format json");
+  exp->add_option("--bundle", e->bundle.dir,
+                  "instead: write the kernel set of a workload (--problems, --size) to this "
+                  "directory as cubins and bundle.json, for gemm() without the store or NVRTC");
+  exp->add_option("--problems", e->bundle.problems, "with --bundle: the workload");
+  exp->add_option("--size,-K", e->bundle.set.size, "with --bundle: kernels in the set")
+      ->capture_default_str();
+  exp->add_option("--arch", e->bundle.archs,
+                  "with --bundle: architectures, comma-separated (default: the --gpu spec's)");
+  exp->add_option("--gpu,-g", e->bundle.set.gpu, "with --bundle: the spec the set is chosen on")
+      ->capture_default_str();
+  add_domain_option(*exp, e->bundle.set.domain);
   exp->callback([e] { run_export(*e); });
 
   auto i = std::make_shared<StoreArgs>();

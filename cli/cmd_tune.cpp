@@ -19,36 +19,16 @@
 namespace gemmtune::cli {
 namespace {
 
-// Online refinement: refit on everything the store holds for this device (the new attempts
-// included), starting from the current coefficients, so the next problem ranks with it.
-void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
-  const auto samples = calibration_samples(db.attempts(d.name));
-  const ModelCoefficients start = stored_coefficients(a.db, d.name, a.calibration);
-  CalibrationOptions options;
-  options.max_seconds = 20;
-  const CalibrationResult c = calibrate(d, samples, start, options);
-  db.save_calibration(d.name, coefficients_to_json(c.coefficients));
-  std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n%s\n",
-              d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds,
-              correction_note(c, options).c_str());
-}
-
 void run_tune(const TuneArgs& a) {
   if (run_distributed(a, false)) return;
+  if (!a.problems_file.empty()) return tune_workload(a);
   const std::vector<Problem> problems = tune_problems(a);
-  const bool workload = !a.problems_file.empty();
   std::optional<Database> db;
   for (const Problem& p : problems) {
     auto evaluator = make_evaluator(evaluator_options(a), p);
     const DeviceSpec& d = evaluator->device();
     if (!db) db.emplace(a.db);
     db->save_device(d);
-    // A workload resumes: a problem whose tune finished is skipped.
-    const std::string key = tune_step_key(p, d.name, a);
-    if (workload && db->step(key)) {
-      std::printf("tune %s: already tuned (%s)\n", p.shape_id().c_str(), db->step(key)->c_str());
-      continue;
-    }
     ModelCoefficients coefficients;
     if (find_strategy(a.strategy).uses_model) {
       const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
@@ -61,7 +41,6 @@ void run_tune(const TuneArgs& a) {
     const EvaluationSink sink = [&](const Evaluation& e) { db->add(run.attempt(e, p, d)); };
     const TuneResult r = tune_problem(a, p, *evaluator, coefficients, sink);
     std::fputs(report_text(p, r, "tune").c_str(), stdout);
-    if (workload) db->mark_step(key, std::to_string(r.evaluations) + " evaluations");
     if (a.recalibrate && &p == &problems.back()) recalibrate(*db, d, a);
   }
 }
@@ -112,8 +91,11 @@ void register_tune(CLI::App& app) {
       "tune", "hybrid tuning on the local GPU: model shortlist, measure, refine");
   add_common(*tune, *a, false);
   tune->add_option("--problems", a->problems_file,
-                   "tune every problem of this file in turn (one per line, in the problem "
-                   "options; resumable: a rerun skips the problems tuned)");
+                   "tune a workload: one problem per line in the problem options, each with an "
+                   "optional --weight (how often it runs); --seconds and --evaluations are one "
+                   "budget for all, shared by expected gain (under mpirun, where problems tune "
+                   "side by side, a budget per problem); resumable: a rerun skips the problems "
+                   "tuned");
   add_distribution_options(*tune, *a);
   tune->add_option("--seconds", a->seconds, "time budget (0: none)")->capture_default_str();
   std::string names;

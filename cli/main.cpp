@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   gemmtune::cli::register_record(app);
   gemmtune::cli::set_command_line(argc, argv);
   gemmtune::cli::register_report(app);
+  gemmtune::cli::register_kernel_set(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

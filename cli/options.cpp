@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -31,37 +32,59 @@ void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required) 
   app.add_option("--beta", o.beta, "beta (real part)")->capture_default_str();
 }
 
-Problem parse_problem_line(const std::string& line) {
+namespace {
+
+WorkloadEntry parse_workload_line(const std::string& line) {
   CLI::App app;
   ProblemOptions o;
   add_problem_options(app, o);
+  std::string weight = "1";
+  app.add_option("--weight", weight, "how often the problem runs");
   try {
     app.parse(line, false);
   } catch (const CLI::ParseError& e) {
     throw InputError("'" + line + "': " + e.what());
   }
+  WorkloadEntry entry;
+  size_t used = 0;
   try {
-    return o.problem();
+    entry.weight = std::stod(weight, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != weight.size() || !std::isfinite(entry.weight) || !(entry.weight > 0))
+    throw InputError("weight '" + weight + "' is not a finite number > 0");
+  try {
+    entry.problem = o.problem();
   } catch (const InputError& e) {
     throw InputError("'" + line + "': " + e.what());
   }
+  return entry;
 }
 
-std::vector<Problem> read_problems_file(const std::string& path) {
+}  // namespace
+
+std::vector<WorkloadEntry> read_workload_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot read the problems file '" + path + "'");
-  std::vector<Problem> problems;
+  std::vector<WorkloadEntry> entries;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     try {
-      problems.push_back(parse_problem_line(line.substr(first)));
+      entries.push_back(parse_workload_line(line.substr(first)));
     } catch (const InputError& e) {
       throw InputError(path + " line " + std::to_string(number) + ": " + e.what());
     }
   }
-  if (problems.empty()) throw InputError("the problems file '" + path + "' holds no problem");
+  if (entries.empty()) throw InputError("the problems file '" + path + "' holds no problem");
+  return entries;
+}
+
+std::vector<Problem> read_problems_file(const std::string& path) {
+  std::vector<Problem> problems;
+  for (const WorkloadEntry& e : read_workload_file(path)) problems.push_back(e.problem);
   return problems;
 }
 

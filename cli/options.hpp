@@ -19,8 +19,13 @@ void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required =
 
 // One problem per line in the options above ("--precision d --m 4096 --n 4096 --k 256");
 // blank lines and lines starting with '#' are skipped. Throws InputError naming the line.
-Problem parse_problem_line(const std::string& line);
 std::vector<Problem> read_problems_file(const std::string& path);
+
+// A workload: the same lines, each optionally with `--weight W` (how often the problem runs;
+// finite and > 0, default 1). Throws InputError naming the line and the bad value, or for a file
+// with no problem.
+using app::WorkloadEntry;
+std::vector<WorkloadEntry> read_workload_file(const std::string& path);
 
 struct GpuOption {
   std::string gpu = "H100-SXM";
@@ -50,6 +55,13 @@ void add_calibration_option(CLI::App& app, std::string& source);
 // One line on the log-time correction of a calibration: refitted, or kept and why.
 std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options);
 
+// export --bundle: the kernel set of a workload, compiled, with its table.
+struct BundleArgs {
+  std::string dir, problems, archs;  // archs: comma-separated ("": the --gpu spec's)
+  app::KernelSetRequest set;
+};
+void export_bundle(const BundleArgs& a);
+
 // The arguments the command was started with, after the program's name, joined by spaces.
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
@@ -68,5 +80,6 @@ void register_calibrate(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_record(CLI::App& app);
 void register_report(CLI::App& app);
+void register_kernel_set(CLI::App& app);
 
 }  // namespace gemmtune::cli

@@ -73,6 +73,18 @@ TuneResult tune_problem(const TuneArgs& a, const Problem& p, Evaluator& evaluato
   return strategy.tune(request);
 }
 
+void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
+  const auto samples = calibration_samples(db.attempts(d.name));
+  const ModelCoefficients start = stored_coefficients(a.db, d.name, a.calibration);
+  CalibrationOptions options;
+  options.max_seconds = 20;
+  const CalibrationResult c = calibrate(d, samples, start, options);
+  db.save_calibration(d.name, coefficients_to_json(c.coefficients));
+  std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n%s\n",
+              d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds,
+              correction_note(c, options).c_str());
+}
+
 SweepPlan plan_sweep(const TuneArgs& a, const Problem& p, const Evaluator& evaluator,
                      const Database& db) {
   SweepPlan plan;

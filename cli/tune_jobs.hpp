@@ -47,6 +47,15 @@ void store_reference(Database& db, Evaluator& evaluator, const Problem& p);
 TuneResult tune_problem(const TuneArgs& a, const Problem& p, Evaluator& evaluator,
                         const ModelCoefficients& coefficients, const EvaluationSink& sink);
 
+// Online refinement: refit on everything the store holds for this device (the new attempts
+// included), starting from the current coefficients, so the next problem ranks with it.
+void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a);
+
+// tune --problems: the workload's problems in turn under one budget, split by expected gain
+// (weight x the model's predicted time of its pick), compiles shared, resumable; prints the
+// workload's weighted total time.
+void tune_workload(const TuneArgs& a);
+
 // What a sweep measures: the space (or its seeded sample) less what the store has.
 struct SweepPlan {
   std::vector<KernelConfig> to_measure;

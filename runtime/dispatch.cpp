@@ -2,6 +2,8 @@
 // compiles and loads; later calls cost a lookup and a launch.
 #include <cuda_runtime.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +48,12 @@ class Dispatcher {
     db_path_ = path;
     entries_.clear();
   }
+  void set_bundle(const std::string& dir) {
+    std::lock_guard lock(mutex_);
+    bundle_dir_ = dir;
+    bundles_.clear();
+    entries_.clear();
+  }
   void run(const Problem& p, const void* a, const void* b, void* c, CudaStream stream) {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -77,6 +85,15 @@ class Dispatcher {
     auto spec = specs_.find(device);
     if (spec == specs_.end()) spec = specs_.emplace(device, query_local_device()).first;
     Entry e;
+    if (!bundle_dir_.empty()) {
+      auto bundle = bundles_.find(device);
+      if (bundle == bundles_.end())
+        bundle = bundles_.emplace(device, read_bundle(bundle_dir_, spec->second.arch())).first;
+      e.choice = choose_from_bundle(bundle->second, p, spec->second);
+      const CompileResult cubin = bundled_cubin(bundle->second, e.choice, p, spec->second.arch());
+      e.kernel = std::make_unique<LoadedKernel>(cubin, e.choice.config, p.precision);
+      return e;
+    }
     e.choice = choose_kernel(p, spec->second, db_path_);
     const CompileCache cache(CompileCache::default_directory());
     const CompileResult compiled = compile_source(
@@ -85,8 +102,31 @@ class Dispatcher {
     return e;
   }
 
+  // The cubin of the chosen kernel for this precision and op shape, as a compile would give it.
+  CompileResult bundled_cubin(const Bundle& b, const DispatchChoice& choice, const Problem& p,
+                              const std::string& arch) const {
+    for (const BundleKernel& k : b.kernels) {
+      if (!(k.config == choice.config) || k.precision != p.precision || k.op_a != p.op_a ||
+          k.op_b != p.op_b)
+        continue;
+      for (const auto& [a, file] : k.cubins) {
+        if (a != arch) continue;
+        const std::string path = bundle_dir_ + "/" + file;
+        std::ifstream in(path, std::ios::binary);
+        CompileResult r;
+        r.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        r.ok = !r.cubin.empty() && read_cubin_resources(r.cubin, r);
+        if (!r.ok) throw InputError("the bundle's cubin " + path + " is missing or unreadable");
+        return r;
+      }
+    }
+    throw InputError("the bundle has no " + arch + " cubin of " + choice.config.id());
+  }
+
   std::mutex mutex_;
   std::string db_path_ = Database::default_path();
+  std::string bundle_dir_;
+  std::map<int, Bundle> bundles_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
   std::map<int, DeviceSpec> specs_;
 };
@@ -115,6 +155,10 @@ void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_
 
 void set_dispatch_database(const std::string& path) {
   Dispatcher::get().set_database(path);
+}
+
+void set_dispatch_bundle(const std::string& dir) {
+  Dispatcher::get().set_bundle(dir);
 }
 
 DispatchChoice last_dispatch(const Problem& p) {

@@ -281,6 +281,75 @@ const std::vector<Strategy>& strategies();
 // Throws InputError naming the unknown strategy and listing the known ones.
 const Strategy& find_strategy(std::string_view name);
 
+// ---------------------------------------------------------------- workloads
+
+// One budget spent over a workload's problems, tuned one after another. Each problem gets the
+// share of what is left in proportion to its expected gain (weight x the model's predicted time)
+// among the problems still to tune, so what a finished problem leaves unused passes on.
+class WorkloadBudget {
+ public:
+  // Throws InputError for a gain that is not finite and > 0, or fewer evaluations than problems
+  // (each needs one).
+  WorkloadBudget(const Budget& total, std::vector<double> gains);
+  // Problem i's budget, given what is left now; the space share stays a per-problem cap.
+  Budget share(std::size_t i) const;
+  // Problem i is finished, having spent this much.
+  void spend(std::size_t i, int evaluations, double seconds);
+  // Time spent on the workload's own work (ranking for the gains).
+  void spend_overhead(double seconds) { seconds_spent_ += seconds; }
+  int evaluations_spent() const { return evaluations_spent_; }
+  double seconds_spent() const { return seconds_spent_; }
+
+ private:
+  Budget total_;
+  std::vector<double> gains_;
+  std::vector<bool> done_;
+  int evaluations_spent_ = 0;
+  double seconds_spent_ = 0;
+};
+
+// What the compiler made of each configuration, shared by the problems of a workload: a kernel's
+// source depends on the configuration, precision and ops only, never on the sizes.
+struct CompileMemo {
+  std::vector<std::pair<std::string, CompiledInfo>> known;  // sorted by key
+  int compiled = 0;  // configurations the evaluators compiled
+  int shared = 0;    // requests answered from the memo
+};
+
+// An evaluator that asks its inner one to compile only what the memo lacks.
+class SharingEvaluator : public Evaluator {
+ public:
+  SharingEvaluator(Evaluator& inner, CompileMemo& memo) : inner_(inner), memo_(memo) {}
+  const DeviceSpec& device() const override { return inner_.device(); }
+  std::vector<CompiledInfo> compile(const Problem& problem,
+                                    const std::vector<KernelConfig>& configs) override;
+  std::vector<Evaluation> measure(const Problem& problem,
+                                  const std::vector<KernelConfig>& configs) override {
+    return inner_.measure(problem, configs);
+  }
+  bool can_evaluate(const KernelConfig& c) const override { return inner_.can_evaluate(c); }
+  int compile_width() const override { return inner_.compile_width(); }
+
+ private:
+  Evaluator& inner_;
+  CompileMemo& memo_;
+};
+
+// A deployable kernel set: which candidate kernels to ship so that a workload, each problem
+// running its best member, takes the least weighted total time.
+struct KernelSet {
+  std::vector<std::size_t> members;  // candidate indices, in the order chosen
+  std::vector<std::size_t> choice;   // per problem: the member it runs
+  double total = 0;                  // sum of weight x time of the member run
+};
+// times[p][c]: problem p's time with candidate c (+inf: c cannot run p). Greedy: each step adds
+// the candidate that lowers the total most, then swaps members for other candidates while that
+// lowers it, so the total never grows with size and size = problems reaches every problem's
+// best. Fewer members when more lower nothing. Throws InputError for size < 1, no problem, rows
+// of unequal length, a weight that is not finite and > 0, or a problem no candidate runs.
+KernelSet choose_kernel_set(const std::vector<double>& weights,
+                            const std::vector<std::vector<double>>& times, int size);
+
 // Neighbours of a configuration: one parameter moved one step in its domain (unroll also
 // visits {1, 2, 4, 8}), kept only if they pass the hard constraints.
 std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& device,

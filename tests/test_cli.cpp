@@ -11,23 +11,10 @@
 #include "model/model.hpp"
 #include "store/store.hpp"
 #include "tests/catch.hpp"
+#include "tests/shell.hpp"
 
-namespace {
-struct Run {
-  int status;
-  std::string output;
-};
-Run run(const std::string& args) {
-  const std::string cmd = std::string(GEMMTUNE_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
-}  // namespace
+using gemmtune::test::Run;
+using gemmtune::test::run;
 
 TEST_CASE("cli: predict ranks a built-in GPU without a GPU", "[cli]") {
   const Run r = run("predict --gpu H100-SXM -p s -m 1024 -n 1024 -k 1024 --top 3");

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <set>
 
+#include "kernels/kernels.hpp"
 #include "model/model.hpp"
 #include "profiler/profiler.hpp"
 #include "runtime/runtime.hpp"
@@ -18,6 +20,15 @@
 using namespace gemmtune;
 
 namespace {
+
+// A device copy of host values (cudaFree it).
+double* to_device(const std::vector<double>& host) {
+  double* device = nullptr;
+  REQUIRE(cudaMalloc(&device, host.size() * sizeof(double)) == cudaSuccess);
+  REQUIRE(cudaMemcpy(device, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice) ==
+          cudaSuccess);
+  return device;
+}
 
 GpuSession& session() {
   static GpuSession s(0);
@@ -454,13 +465,7 @@ TEST_CASE("gpu: gemmtune::gemm dispatches, computes the right thing, and costs l
   std::vector<double> a(size_t(lda) * k), b(size_t(ldb) * n), c(size_t(ldc) * n, 0.25);
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(double(i));
   for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(double(i) * 0.7);
-  double *da, *db_, *dc;
-  REQUIRE(cudaMalloc(&da, a.size() * 8) == cudaSuccess);
-  REQUIRE(cudaMalloc(&db_, b.size() * 8) == cudaSuccess);
-  REQUIRE(cudaMalloc(&dc, c.size() * 8) == cudaSuccess);
-  cudaMemcpy(da, a.data(), a.size() * 8, cudaMemcpyHostToDevice);
-  cudaMemcpy(db_, b.data(), b.size() * 8, cudaMemcpyHostToDevice);
-  cudaMemcpy(dc, c.data(), c.size() * 8, cudaMemcpyHostToDevice);
+  double *da = to_device(a), *db_ = to_device(b), *dc = to_device(c);
   gemm(Op::N, Op::N, m, n, k, 1.5, da, lda, db_, ldb, 2.0, dc, ldc);
   std::vector<double> got(c.size());
   REQUIRE(cudaMemcpy(got.data(), dc, c.size() * 8, cudaMemcpyDeviceToHost) == cudaSuccess);
@@ -512,4 +517,57 @@ TEST_CASE("gpu: gemmtune::gemm dispatches, computes the right thing, and costs l
   cudaFree(db_);
   cudaFree(dc);
   std::filesystem::remove(db);
+}
+
+TEST_CASE("gpu: gemmtune::gemm from a bundle: no store, no compile, the right result", "[gpu]") {
+  // A bundle of one kernel for D NN 96^3, made here as export --bundle makes one.
+  const DeviceSpec d = query_local_device();
+  const auto dir = std::filesystem::temp_directory_path() / "gemmtune_gpu_bundle";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Problem tuned;
+  tuned.precision = Precision::D;
+  tuned.m = tuned.n = tuned.k = 96;
+  tuned = tuned.normalized();
+  const KernelConfig config = rank_space(tuned, d, 1).top.at(0).config;
+  const CompileResult compiled =
+      compile_source(render_source(config, Precision::D, Op::N, Op::N), d.arch());
+  REQUIRE(compiled.ok);
+  std::ofstream((dir / "k0.cubin").string(), std::ios::binary)
+      .write(compiled.cubin.data(), std::streamsize(compiled.cubin.size()));
+  write_bundle_table(dir.string(),
+                     Bundle{d.name,
+                            kModelVersion,
+                            {d.arch()},
+                            {{config, Precision::D, Op::N, Op::N, {{d.arch(), "k0.cubin"}}}},
+                            {{tuned, 1.0, 0, 1e-5, true}}});
+  set_dispatch_bundle(dir.string());
+  for (const int size : {96, 100}) {  // the bundle's shape, and one it does not hold
+    const int m = size, n = size, k = size;
+    std::vector<double> a(size_t(m) * k), b(size_t(k) * n), c(size_t(m) * n, 0.0);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(double(i));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(double(i) * 0.3);
+    double *da = to_device(a), *db_ = to_device(b), *dc = to_device(c);
+    gemm(Op::N, Op::N, m, n, k, 1.0, da, m, db_, k, 0.0, dc, m);
+    REQUIRE(cudaMemcpy(c.data(), dc, c.size() * 8, cudaMemcpyDeviceToHost) == cudaSuccess);
+    double err = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double s = 0;
+        for (int p = 0; p < k; ++p) s += a[size_t(i + p * m)] * b[size_t(p + j * k)];
+        err = std::max(err, std::abs(c[size_t(i + j * m)] - s));
+      }
+    CHECK(err < 1e-11);
+    Problem p = tuned;
+    p.m = p.n = p.k = size;
+    p.lda = p.ldb = p.ldc = 0;
+    const DispatchChoice choice = last_dispatch(p.normalized());
+    CHECK(choice.config == config);
+    CHECK(choice.source == (size == 96 ? DispatchSource::Stored : DispatchSource::NearestShape));
+    cudaFree(da);
+    cudaFree(db_);
+    cudaFree(dc);
+  }
+  set_dispatch_bundle("");
+  std::filesystem::remove_all(dir);
 }

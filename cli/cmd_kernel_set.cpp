@@ -1,0 +1,80 @@
+// gemmtune kernel-set: the few kernels to ship for a workload, and what each problem loses.
+#include <cstdio>
+#include <memory>
+
+#include "cli/options.hpp"
+
+namespace gemmtune::cli {
+namespace {
+
+struct KernelSetArgs {
+  app::KernelSetRequest request;
+  std::string problems, format = "table";
+};
+
+std::string time_text(const app::KernelTime& t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f%s", t.seconds * 1e6, t.predicted ? "*" : "");
+  return buf;
+}
+
+void print_table(const app::KernelSetResult& r) {
+  std::printf("kernel set of %zu on %s, from %zu candidates (calibration: %s)\n", r.members.size(),
+              r.device.name.c_str(), r.candidates, r.calibration.description.c_str());
+  for (size_t i = 0; i < r.members.size(); ++i)
+    std::printf("  %zu. %s (runs %d problems)\n", i + 1, r.members[i].id().c_str(), r.serves[i]);
+  std::printf("%-32s %8s %12s %12s %7s  %s\n", "problem", "weight", "time_us", "best_us", "loss",
+              "kernel");
+  for (const app::KernelSetRow& x : r.rows) {
+    if (!x.kernel) {
+      std::printf("%-32s %8g %12s %12s %7s  none of the set can run it\n",
+                  x.entry.problem.shape_id().c_str(), x.entry.weight, "-",
+                  time_text(x.best).c_str(), "-");
+      continue;
+    }
+    std::printf("%-32s %8g %12s %12s %7.3f  %s\n", x.entry.problem.shape_id().c_str(),
+                x.entry.weight, time_text(x.time).c_str(), time_text(x.best).c_str(), x.loss(),
+                x.kernel->id().c_str());
+  }
+  std::printf(
+      "weighted total %.2f us with the set, %.2f us with each problem's own best "
+      "(loss %.4f)%s\n* predicted by the calibrated model (never measured)\n",
+      r.total_s * 1e6, r.best_total_s * 1e6, r.best_total_s > 0 ? r.total_s / r.best_total_s : 0.0,
+      r.uncovered ? (", " + std::to_string(r.uncovered) + " problems not covered").c_str() : "");
+}
+
+void run(KernelSetArgs& a) {
+  const Format format = parse_format(a.format);
+  if (format == Format::Csv) throw InputError("kernel-set prints a table or json, not csv");
+  a.request.workload = read_workload_file(a.problems);
+  const app::KernelSetResult r = app::kernel_set(a.request);
+  if (format == Format::Json)
+    std::printf("%s\n", app::to_json(r).dump(2).c_str());
+  else
+    print_table(r);
+}
+
+}  // namespace
+
+void register_kernel_set(CLI::App& app) {
+  auto a = std::make_shared<KernelSetArgs>();
+  auto* cmd = app.add_subcommand(
+      "kernel-set",
+      "the K kernels that minimise a workload's weighted total time, each problem running its "
+      "best member (measured times from the store, the model's for pairs never measured)");
+  cmd->add_option("--problems", a->problems, "the workload (tune --problems' syntax, --weight)")
+      ->required();
+  cmd->add_option("--size,-K", a->request.size, "kernels in the set")->required();
+  cmd->add_option("--db", a->request.db, "the store")->capture_default_str();
+  cmd->add_option("--gpu,-g", a->request.gpu, "built-in spec of the store's measurements")
+      ->capture_default_str();
+  cmd->add_option("--candidates", a->request.candidates,
+                  "per problem, its fastest measured kernels considered (plus the model's pick)")
+      ->capture_default_str();
+  add_domain_option(*cmd, a->request.domain);
+  add_calibration_option(*cmd, a->request.calibration);
+  add_format_option(*cmd, a->format);
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace gemmtune::cli
