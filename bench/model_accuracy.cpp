@@ -9,7 +9,7 @@
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
 //     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
-//     fast_weight fast_scale)
+//     fast_weight fast_scale rank rank_sigma pairs forest)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -230,13 +230,15 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       o.rounds = int(v);
     } else if (key == "pairs") {
       o.rank_pairs = int(v);
+    } else if (key == "forest") {
+      o.parallel_trees = int(v);
 
     } else if (reals.count(key)) {
       *reals.at(key) = v;
     } else {
       throw InputError("--learned: unknown setting '" + key +
                        "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma pairs)");
+                       "rank rank_sigma pairs forest)");
     }
   }
   return o;

@@ -110,6 +110,9 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
   if (best.size() < 2)
     throw InputError("the learned correction needs measurements of 2 or more problems, not " +
                      std::to_string(best.size()));
+  if (options.parallel_trees < 1)
+    throw InputError("the learned correction needs parallel_trees >= 1, not " +
+                     std::to_string(options.parallel_trees));
   if (options.rank_weight > 0 && !(options.rank_sigma > 0 && options.rank_pairs >= 1))
     throw InputError("the ranking loss needs rank_sigma > 0 and rank_pairs >= 1, not " +
                      std::to_string(options.rank_sigma) + " and " +
@@ -150,6 +153,7 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
       {"subsample", std::to_string(options.subsample)},
       {"colsample_bytree", std::to_string(options.colsample)},
       {"min_child_weight", std::to_string(options.min_child_weight)},
+      {"num_parallel_tree", std::to_string(options.parallel_trees)},
       {"seed", "0"},
       {"nthread", std::to_string(hardware_threads())},
       {"verbosity", "0"}};

@@ -339,6 +339,9 @@ struct LearnedCorrectionOptions {
   // Row and feature sampling per tree, and the least weight a leaf may hold (XGBoost's
   // subsample, colsample_bytree, min_child_weight): regularization against the few problems.
   double subsample = 1, colsample = 1, min_child_weight = 1;
+  // Trees grown per round on their own row and feature samples and averaged (XGBoost's
+  // num_parallel_tree), to steady the pick among near-ties; held out, 4 ranked no better than 1.
+  int parallel_trees = 1;
   // Weight of a pairwise ranking loss beside the regression (0: regression only; 1 ranked
   // held-out problems best of 0, 1, 5 and 20): inside each problem, pairs drawn at random
   // (rank_pairs per configuration, each round) cost log(1 + exp((L_fast - L_slow) / rank_sigma))

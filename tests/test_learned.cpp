@@ -67,8 +67,12 @@ TEST_CASE("the tree ensemble predicts what XGBoost predicts, and round-trips thr
   const auto samples = every_nth("h100_sweeps.csv", 7);
   LearnedCorrectionOptions o;
   o.rounds = 20;
+  // A forest per round: its trees' leaves are scaled at fit time, so a plain sum predicts.
+  const int forest = GENERATE(1, 3);
+  o.parallel_trees = forest;
+  o.subsample = forest > 1 ? 0.7 : 1.0;
   const TreeEnsemble trees = fit_learned_correction(d, samples, {}, o);
-  REQUIRE(trees.tree_count() == 20);
+  REQUIRE(trees.tree_count() == std::size_t(20 * forest));
 
   BoosterHandle booster = nullptr;
   REQUIRE(XGBoosterCreate(nullptr, 0, &booster) == 0);
