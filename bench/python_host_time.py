@@ -3,7 +3,9 @@ torch.matmul's own, on the local GPU. Small matrices, so that the GPU keeps up a
 queue never blocks the host: the figure is the host's cost of a call. --no-launch replaces the
 C++ launch by a no-op taking the same arguments, so that the Python side's share (reading the
 tensors, checking them, choosing the call) is timed alone; the difference is the launch's.
-    python3 bench/python_host_time.py [--calls 2000] [--size 64] [--no-launch]"""
+Each round's calls are issued behind a GPU sleep longer than the round, so that no call waits
+for the GPU (a full launch queue would time the GPU's pace instead of the host's cost).
+    python3 bench/python_host_time.py [--calls 500] [--size 64] [--no-launch]"""
 
 import argparse
 import statistics
@@ -21,6 +23,8 @@ def per_call_us(call, calls: int, rounds: int = 7) -> float:
     torch.cuda.synchronize()
     samples = []
     for _ in range(rounds):
+        # About 100 us of GPU sleep per call issued (2e5 cycles at ~2 GHz): the calls queue behind it.
+        torch.cuda._sleep(calls * 200_000)
         start = time.perf_counter()
         for _ in range(calls):
             call()
@@ -31,7 +35,7 @@ def per_call_us(call, calls: int, rounds: int = 7) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--no-launch", action="store_true",
                         help="time gemmtune.gemm's Python side only (the launch a no-op)")
