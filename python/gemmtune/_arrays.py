@@ -164,7 +164,6 @@ class _NoTorch:
 
 _torch_tensor: Any = None  # torch.Tensor, once torch is imported
 _torch_precisions: dict[Any, str] = {}  # torch dtype -> precision letter
-_torch_devices: dict[int, Any] = {}  # CUDA device id -> torch.device
 
 
 def _find_torch_tensor() -> Any:
@@ -208,8 +207,8 @@ def _torch_row_major(a: Any, b: Any, c: Any, alpha: Any, beta: Any, trans_a: boo
         return None
     alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
     if c is None:
-        torch_device = _torch_devices.get(device) or _torch_devices.setdefault(device, a.device)
-        c = sys.modules["torch"].empty((m, n), dtype=dtype, device=torch_device)
+        # a's dtype and device without parsing keyword arguments: cheaper than torch.empty.
+        c = a.new_empty((m, n))
         ldc, beta_re, beta_im = n, 0.0, 0.0
     else:
         if (c.dtype is not dtype or not c.is_cuda or c.get_device() != device or

@@ -68,6 +68,9 @@ def make_torch():
         def data_ptr(self):
             return self.array.__array_interface__["data"][0]
 
+        def new_empty(self, shape):
+            return Tensor(np.zeros(shape, dtype=self.array.dtype), self._device)
+
     def empty(shape, dtype, device):
         return Tensor(np.zeros(shape, dtype=np.dtype(dtype.name)), device.index)
 
@@ -87,7 +90,6 @@ def torch(monkeypatch):
     for name, value in (("_torch_tensor", None), ("_torch_stream", None)):
         monkeypatch.setattr(_arrays, name, value)
     monkeypatch.setattr(_arrays, "_torch_precisions", {})
-    monkeypatch.setattr(_arrays, "_torch_devices", {})
     monkeypatch.setattr(_arrays, "_torch_dtypes", {})
     return fake
 
