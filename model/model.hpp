@@ -370,6 +370,8 @@ struct RankQuality {
   // TenSet's peak scores: best measured / measured time of the model's top-1 (1 / regret), and
   // best measured / fastest measured of the model's top 5; in (0, 1], 1 when the pick is best.
   double pick_fraction = 0, top5_fraction = 0;
+  // The same over the first 5 of the shortlist (what `tune --evaluations 5` measures).
+  double short5_fraction = 0;
 };
 struct QualityReport {
   std::vector<RankQuality> problems;  // in the order problems first appear in the samples
@@ -380,6 +382,7 @@ struct QualityReport {
   // figure a user meets on one problem in ten.
   double median_pick_fraction = 0, p10_pick_fraction = 0;
   double median_top5_fraction = 0, p10_top5_fraction = 0;
+  double median_short5_fraction = 0, p10_short5_fraction = 0;
 };
 // The order in which tune measures a ranked list: the best-predicted configuration of each tile
 // family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.

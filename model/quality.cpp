@@ -90,7 +90,7 @@ double quantile(std::vector<double> values, double q) {
 }
 
 void summarize(QualityReport& report) {
-  std::vector<double> spearmans, kendalls, regrets, picks, top5s;
+  std::vector<double> spearmans, kendalls, regrets, picks, top5s, short5s;
   report.top1_rate = report.top5_rate = report.top10_rate = report.shortlist10_rate = 0;
   for (const auto& q : report.problems) {
     spearmans.push_back(q.spearman);
@@ -98,6 +98,7 @@ void summarize(QualityReport& report) {
     regrets.push_back(q.regret);
     picks.push_back(q.pick_fraction);
     top5s.push_back(q.top5_fraction);
+    short5s.push_back(q.short5_fraction);
     report.top1_rate += q.top1;
     report.top5_rate += q.top5;
     report.top10_rate += q.top10;
@@ -117,6 +118,8 @@ void summarize(QualityReport& report) {
   report.p10_pick_fraction = quantile(picks, 0.1);
   report.median_top5_fraction = median(top5s);
   report.p10_top5_fraction = quantile(top5s, 0.1);
+  report.median_short5_fraction = median(short5s);
+  report.p10_short5_fraction = quantile(short5s, 0.1);
 }
 
 std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>& configs) {
@@ -195,6 +198,10 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     for (size_t i = 1; i < std::min<size_t>(5, by_model.size()); ++i)
       fastest_top5 = std::min(fastest_top5, measured[by_model[i]]);
     q.top5_fraction = best / fastest_top5;
+    double fastest_short5 = measured[by_model[shortlist[0]]];
+    for (size_t i = 1; i < std::min<size_t>(5, shortlist.size()); ++i)
+      fastest_short5 = std::min(fastest_short5, measured[by_model[shortlist[i]]]);
+    q.short5_fraction = best / fastest_short5;
     report.problems.push_back(q);
   }
   summarize(report);
