@@ -242,8 +242,10 @@ struct TuningParameter {
   // A token added after the first recordings: printed only when not 0, 0 when an id or a CSV
   // lacks it.
   bool optional = false;
-  int max = 0;  // the largest value an id may give, checked with meaning (0: unchecked)
-  const char* meaning = "";  // the values it takes, for errors
+  // The values a configuration may hold, checked where an id is read and by the hard
+  // constraints, and what they mean, for the errors of both.
+  bool (*valid)(int) = nullptr;
+  const char* meaning = "";
   // Values per named domain (compact and tensor: empty means as full); the SpaceDomain member
   // that holds them, nullptr for a parameter that follows from others (DYA, DYB).
   std::vector<int> SpaceDomain::*domain = nullptr;

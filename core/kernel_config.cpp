@@ -41,7 +41,7 @@ KernelConfig KernelConfig::parse(std::string_view id) {
     seen[key] = true;
     const int value = static_cast<int>(parse_int(value_text, "configuration id value of " + key));
     const TuningParameter& p = tuning_parameter(key);
-    if (p.max > 0 && (value < 0 || value > p.max))
+    if (!p.valid(value))
       throw InputError(key + std::to_string(value) + ": " + key + " must be " + p.meaning);
     p.set(c, value);
     pos = end + 1;

@@ -212,22 +212,11 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
   auto fail = [](Stage s, std::string msg) {
     return std::optional<Violation>(Violation{s, std::string(stage_name(s)) + ": " + msg});
   };
-  auto positive = [](int v) { return v > 0; };
-  if (!positive(c.blk_m) || !positive(c.blk_n) || !positive(c.blk_k) || !positive(c.dim_x) ||
-      !positive(c.dim_y) || !positive(c.dim_xa) || !positive(c.dim_xb) || !positive(c.dim_ya) ||
-      !positive(c.dim_yb) || !positive(c.vec_a) || !positive(c.vec_b) || c.stages < 1 ||
-      c.stages > 4 || c.async_copy < 0 || c.async_copy > 1 || c.pad < 0 || c.pad > 8 ||
-      c.prefetch < 0 || c.prefetch > 3 || c.unroll < 0 || c.raster < 1 ||
-      (c.smem_a_kmajor != 0 && c.smem_a_kmajor != 1) ||
-      (c.smem_b_kmajor != 0 && c.smem_b_kmajor != 1) ||
-      (c.vec_a != 1 && c.vec_a != 2 && c.vec_a != 4) ||
-      (c.vec_b != 1 && c.vec_b != 2 && c.vec_b != 4) || c.mma < 0 || c.mma > 4 || c.split_k < 0 ||
-      c.split_k == 1 || c.split_k > 64 || (c.vec_c != 0 && c.vec_c != 1) ||
-      (c.shared32 != 0 && c.shared32 != 1))
-    return fail(Stage::LayoutDivides,
-                "a parameter is out of range in " + c.id() +
-                    " (sizes > 0; VA, VB, VS in {1,2,4}; ST 1..4; PD "
-                    "0..8; PF 0..3; LA, LB, AC, VC, SL 0/1; MM 0..4; SK 0 or 2..64; RS >= 1)");
+  for (const TuningParameter& t : tuning_parameters())
+    if (const int v = t.get(c); !t.valid(v))
+      return fail(Stage::LayoutDivides, std::string(t.token) + std::to_string(v) +
+                                            " is out of range in " + c.id() + ": " + t.token +
+                                            " must be " + t.meaning);
   if (!async_copy_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +

@@ -108,7 +108,6 @@ TEST_CASE("config: every parameter's token round-trips through id() and parse()"
     // A value other than the default that an id may carry: the last such of its values.
     std::vector<int> values = p.full.empty() ? std::vector<int>{8} : p.full;
     values.insert(values.end(), p.refine_values.begin(), p.refine_values.end());
-    if (p.max > 0) values.push_back(p.max);
     KernelConfig c;
     int value = p.get(c);
     for (int v : values)
@@ -131,6 +130,13 @@ TEST_CASE("config: an unknown token or an out-of-range value is an error naming 
   CHECK_THROWS_WITH(KernelConfig::parse("BM64_ED2"),
                     Catch::Contains("ED2") && Catch::Contains("0 (predicate) or 1 (redirect)"));
   CHECK_THROWS_WITH(KernelConfig::parse("BM64_SK65"), Catch::Contains("SK65"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM0"),
+                    Catch::Contains("BM0") && Catch::Contains("positive"));
+  CHECK_THROWS_WITH(KernelConfig::parse("BM64_VA3"),
+                    Catch::Contains("VA3") && Catch::Contains("1, 2 or 4"));
+  CHECK_THROWS_WITH(KernelConfig::parse("ST5"), Catch::Contains("ST5") && Catch::Contains("1..4"));
+  CHECK_THROWS_WITH(KernelConfig::parse("SK1"), Catch::Contains("SK1") && Catch::Contains("2..64"));
+  CHECK(KernelConfig::parse("SK2").split_k == 2);
 }
 
 TEST_CASE("config: the parameter table is consistent with itself and the space", "[core]") {
@@ -144,6 +150,13 @@ TEST_CASE("config: the parameter table is consistent with itself and the space",
     CHECK(source_ranks.insert(p.source_rank).second);
     CHECK(p.families != 0);
     CHECK((p.families & ~unsigned(kEveryFamily)) == 0);
+    // Every value the space or refinement can reach passes the parameter's own range check.
+    REQUIRE(p.valid);
+    CHECK(std::string(p.meaning).size() > 0);
+    CHECK(p.valid(p.get(KernelConfig{})));
+    for (const auto* values : {&p.full, &p.compact, &p.tensor, &p.refine_values})
+      for (int v : *values) CHECK(p.valid(v));
+    CHECK_FALSE(p.valid(-1));
     if (p.refine_rank > 0) {
       CHECK(refine_ranks.insert(p.refine_rank).second);
       CHECK((p.domain || !p.refine_values.empty()));

@@ -30,6 +30,24 @@ TEST_CASE("constraints: each hard stage rejects what it must, naming the value",
   REQUIRE(v);
   CHECK(v->stage == Stage::LayoutDivides);
 
+  // Each parameter's own range, from the parameter table: the message names it and its values.
+  c = good();
+  c.stages = 5;
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK(v->stage == Stage::LayoutDivides);
+  CHECK_THAT(v->message, Catch::Contains("ST5") && Catch::Contains("1..4"));
+  c = good();
+  c.vec_s = 3;
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK_THAT(v->message, Catch::Contains("VS3") && Catch::Contains("1, 2 or 4"));
+  c = good();
+  c.split_k = 1;
+  v = check_hard(p, h100, c);
+  REQUIRE(v);
+  CHECK_THAT(v->message, Catch::Contains("SK1"));
+
   c = KernelConfig::parse("BM64_BN64_BK8_DX4_DY4_DXA16_DXB8");  // 16 threads
   v = check_hard(p, h100, c);
   REQUIRE(v);
@@ -343,7 +361,8 @@ TEST_CASE("constraints: split-K only with few tiles and enough K per split", "[s
   CHECK(c.k_per_split(1000) == 128);  // 63 K steps over 8 splits: 8 steps each
   CHECK_FALSE(check_hard(thin, h100, c));
   c.split_k = 1;
-  CHECK_THAT(check_hard(thin, h100, c)->message, Catch::Contains("SK 0 or 2..64"));
+  CHECK_THAT(check_hard(thin, h100, c)->message,
+             Catch::Contains("SK1") && Catch::Contains("2..64"));
   c.split_k = 8;
   Problem batched = thin;
   batched.batch = 10000;
