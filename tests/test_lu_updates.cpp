@@ -73,11 +73,30 @@ TEST_CASE("lu: the workload file has one weighted line per distinct update", "[l
   CHECK_THROWS_WITH(lu::workload_text({{Precision::D, -5, 256}}), Catch::Contains("N = -5"));
 }
 
+namespace {
+
+// A store of one recorded attempt: kernel-set needs a store, and predicts what it lacks.
+std::string one_attempt_store(const std::string& db) {
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  std::ifstream recorded(std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/h100_exhaustive.csv");
+  std::string header, row;
+  REQUIRE(std::getline(recorded, header));
+  REQUIRE(std::getline(recorded, row));
+  const std::string csv = db + ".csv";
+  std::ofstream(csv) << header << "\n" << row << "\n";
+  const test::Run r = test::run("import --db " + db + " " + csv);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::filesystem::remove(csv);
+  return db;
+}
+
+}  // namespace
+
 TEST_CASE("lu: the command reads the workload file as the shapes the client dispatches", "[lu]") {
   const std::string file = "gemmtune_lu_updates.txt";
   std::ofstream(file) << lu::workload_text({{Precision::D, 600, 256}});
-  const std::string db = "gemmtune_lu_updates.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  const std::string db = one_attempt_store("gemmtune_lu_updates.db");
   const test::Run r = test::run("kernel-set --problems " + file + " --domain compact --db " + db +
                                 " --size 1 --format json");
   INFO(r.output);
@@ -88,6 +107,7 @@ TEST_CASE("lu: the command reads the workload file as the shapes the client disp
   CHECK(j["problems"][0]["problem"] == p[0].shape_id());
   CHECK(j["problems"][1]["problem"] == p[1].shape_id());
   CHECK(p[1].shape_id() == "d_nn_88x88x256_b1");
+  CHECK(j["problems"][0]["weight"] == 1.0);
   std::filesystem::remove(file);
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
 }
