@@ -63,6 +63,7 @@ struct CompileJob {
   KernelConfig config;
   Precision precision = Precision::S;
   Op op_a = Op::N, op_b = Op::N;
+  BatchKind batch = BatchKind::Strided;  // the source's batch mode (render_source)
 };
 // Compiles every job on `threads` worker threads (0 = all cores); results in job order.
 std::vector<CompileResult> compile_many(const std::vector<CompileJob>& jobs,
