@@ -140,7 +140,8 @@ std::vector<MatrixShape> random_shapes(int batch, std::int64_t max_size, unsigne
 
 }  // namespace
 
-TEST_CASE("gpu: gemm_batched (pointer arrays) is right for S/D/C/Z and every op shape", "[gpu]") {
+TEST_CASE("gpu: gemm_batched (pointer arrays) is right for S/D/C/Z and every op shape",
+          "[gpu][batched]") {
   const EmptyStore store;
   unsigned seed = 1;
   for (Precision p : kPrecisions)
@@ -161,7 +162,7 @@ TEST_CASE("gpu: gemm_batched (pointer arrays) is right for S/D/C/Z and every op 
 }
 
 TEST_CASE("gpu: gemm_batched with empty matrices: M or N = 0 leaves C, K = 0 gives beta * C",
-          "[gpu]") {
+          "[gpu][batched]") {
   const EmptyStore store;
   for (Precision p : kPrecisions)
     for (bool beta_zero : {false, true}) {
@@ -180,7 +181,7 @@ TEST_CASE("gpu: gemm_batched with empty matrices: M or N = 0 leaves C, K = 0 giv
 }
 
 TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and empty sizes",
-          "[gpu]") {
+          "[gpu][batched]") {
   const EmptyStore store;
   unsigned seed = 100;
   for (Precision p : kPrecisions)
@@ -210,7 +211,7 @@ TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and e
 }
 
 TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, split-K included",
-          "[gpu]") {
+          "[gpu][batched]") {
   GpuSession session(0);  // a current context for the loaded modules
   const DeviceSpec& d = session.device();
   SpaceDomain domain = SpaceDomain::named("compact");
@@ -263,9 +264,10 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
           kernel.launch_batched(data.call(kind), data.arrays(), stream.s);
           REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
           check_every_matrix(data, p, what);
-          CHECK_THROWS_AS(
-              kernel.launch(data.call(BatchKind::Strided), data.a(), data.b(), data.c(), stream.s),
-              InputError);
+          // A batched kernel refuses a strided launch (the arguments would not match).
+          CHECK_THROWS_AS(kernel.launch(uniform.call(BatchKind::Strided), uniform.a(), uniform.b(),
+                                        uniform.c(), stream.s),
+                          InputError);
         }
       // The uniform batch's strided layout: the strided kernel of the first configuration on the
       // same buffers gives the same results.
@@ -281,7 +283,8 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
     }
 }
 
-TEST_CASE("gpu: the batched calls dispatch as their representative strided problem", "[gpu]") {
+TEST_CASE("gpu: the batched calls dispatch as their representative strided problem",
+          "[gpu][batched]") {
   const EmptyStore store;
   const BatchedData data(Precision::D, Op::N, Op::N, random_shapes(8, 90, 21), {1, 0}, {0, 0}, 21);
   run_and_check(data, Precision::D, BatchKind::Variable, "D vbatched");
