@@ -187,12 +187,8 @@ Scalar complex_scalar(std::complex<R> v) {
   return {double(v.real()), double(v.imag())};
 }
 
-// Negative sizes, a batch out of range, null arrays: before anything else, naming the argument.
-void check_batch_arguments(std::int64_t batch,
-                           std::initializer_list<std::pair<const char*, const void*>> arrays) {
-  if (batch < 1 || batch > 65535)
-    throw InputError("batch = " + std::to_string(batch) +
-                     " is invalid: it must be 1 to 65535 (the grid's z extent)");
+// Null arrays, before anything else, naming the argument (sizes and batch: batched_representative).
+void check_arrays(std::initializer_list<std::pair<const char*, const void*>> arrays) {
   for (const auto& [name, array] : arrays)
     if (!array) throw InputError(std::string(name) + " is null: it must be a device array");
 }
@@ -217,7 +213,7 @@ void dispatch_batched(Precision precision, Op op_a, Op op_b, std::int64_t m, std
                       std::int64_t k, Scalar alpha, const T* const* a, std::int64_t lda,
                       const T* const* b, std::int64_t ldb, Scalar beta, T* const* c,
                       std::int64_t ldc, std::int64_t batch, CudaStream stream) {
-  check_batch_arguments(batch, {{"a_array", a}, {"b_array", b}, {"c_array", c}});
+  check_arrays({{"a_array", a}, {"b_array", b}, {"c_array", c}});
   Problem call = batched_call(precision, op_a, op_b, m, n, k, batch, alpha, beta);
   call.lda = lda;
   call.ldb = ldb;
@@ -237,15 +233,15 @@ void dispatch_vbatched(Precision precision, Op op_a, Op op_b, const int* m, cons
                        const T* const* b, const int* ldb, Scalar beta, T* const* c, const int* ldc,
                        std::int64_t batch, std::int64_t max_m, std::int64_t max_n,
                        std::int64_t max_k, CudaStream stream) {
-  check_batch_arguments(batch, {{"m", m},
-                                {"n", n},
-                                {"k", k},
-                                {"a_array", a},
-                                {"lda", lda},
-                                {"b_array", b},
-                                {"ldb", ldb},
-                                {"c_array", c},
-                                {"ldc", ldc}});
+  check_arrays({{"m", m},
+                {"n", n},
+                {"k", k},
+                {"a_array", a},
+                {"lda", lda},
+                {"b_array", b},
+                {"ldb", ldb},
+                {"c_array", c},
+                {"ldc", ldc}});
   const Problem call = batched_call(precision, op_a, op_b, max_m, max_n, max_k, batch, alpha, beta);
   const Problem representative = batched_representative(call, BatchKind::Variable);
   if (max_m == 0 || max_n == 0) return;

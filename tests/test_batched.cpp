@@ -8,8 +8,10 @@
 #include "runtime/runtime.hpp"
 #include "search/search.hpp"
 #include "tests/catch.hpp"
+#include "tests/shell.hpp"
 
 using namespace gemmtune;
+using gemmtune::test::Run;
 
 namespace {
 
@@ -198,4 +200,26 @@ TEST_CASE("batched: the dispatch rule, representative problem and adapted config
                                            Precision::S, Op::N, Op::N, BatchKind::Variable);
   CHECK(defines(source, "#define VEC_A 1"));
   CHECK_FALSE(defines(source, "#define SPLIT_K 4"));
+}
+
+TEST_CASE("batched: source, compile and measure take --batch-kind", "[batched][cli]") {
+  using gemmtune::test::run;
+  const Run pointer =
+      run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16_SK4 -p d --batch-kind pointer");
+  CHECK(pointer.status == 0);
+  CHECK_THAT(pointer.output,
+             Catch::Contains("#define BATCH_MODE 1") && Catch::Contains("#define SPLIT_K 4"));
+  const Run variable =
+      run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16_SK4 -p d --batch-kind variable");
+  CHECK(variable.status == 2);
+  CHECK_THAT(variable.output, Catch::Contains("SK4") && Catch::Contains("variable-size batch"));
+  const Run unknown =
+      run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16 --batch-kind grouped");
+  CHECK(unknown.status == 2);
+  CHECK_THAT(unknown.output, Catch::Contains("'grouped'"));
+  const Run compiled = run(
+      "compile --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16 -p z --opb c --arch sm_90 --cache '' "
+      "--batch-kind variable");
+  INFO(compiled.output);
+  CHECK(compiled.status == 0);
 }
