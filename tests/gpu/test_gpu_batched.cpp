@@ -146,18 +146,16 @@ TEST_CASE("gpu: gemm_batched (pointer arrays) is right for S/D/C/Z and every op 
   unsigned seed = 1;
   for (Precision p : kPrecisions)
     for (auto [oa, ob] : ops_of(p)) {
-      // Ragged edges with padded leading dimensions and beta; whole tiles without; one matrix.
+      // Ragged edges with padded leading dimensions and beta; a batch of one of whole tiles
+      // (the interior paths) without.
       const MatrixShape odd{37, 29, 45, (oa == Op::N ? 37 : 45) + 3, (ob == Op::N ? 45 : 29) + 1,
                             40};
       run_and_check(BatchedData(p, oa, ob, std::vector<MatrixShape>(5, odd), alpha_of(p),
                                 beta_of(p, false), seed++),
                     p, BatchKind::PointerArray, label(p, oa, ob) + " 37x29x45 x5");
-      run_and_check(BatchedData(p, oa, ob, std::vector<MatrixShape>(3, MatrixShape{64, 64, 64}),
-                                alpha_of(p), beta_of(p, true), seed++),
-                    p, BatchKind::PointerArray, label(p, oa, ob) + " 64^3 x3");
       run_and_check(
-          BatchedData(p, oa, ob, {MatrixShape{19, 23, 7}}, alpha_of(p), beta_of(p, false), seed++),
-          p, BatchKind::PointerArray, label(p, oa, ob) + " batch of one");
+          BatchedData(p, oa, ob, {MatrixShape{64, 64, 64}}, alpha_of(p), beta_of(p, true), seed++),
+          p, BatchKind::PointerArray, label(p, oa, ob) + " 64^3, batch of one");
     }
 }
 
@@ -192,6 +190,7 @@ TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and e
           BatchedData(p, oa, ob, random_shapes(16, 70, seed), alpha_of(p), beta_of(p, false), seed),
           p, BatchKind::Variable, what + " random up to 70");
       ++seed;
+      if (oa == Op::C || ob == Op::C || oa == ob) continue;  // larger ones: NT and TN
       run_and_check(
           BatchedData(p, oa, ob, random_shapes(6, 200, seed), alpha_of(p), beta_of(p, true), seed),
           p, BatchKind::Variable, what + " random up to 200");
@@ -221,66 +220,73 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
   domain.vec_a = domain.vec_b = {1, 2, 4};
   domain.vec_s = {1, 4};
   Stream stream;
-  for (Precision p : kPrecisions)
-    for (auto [oa, ob] : {std::pair{Op::N, Op::N}, std::pair{Op::T, Op::N}}) {
-      const BatchedData uniform(p, oa, ob, std::vector<MatrixShape>(4, MatrixShape{96, 72, 300}),
-                                alpha_of(p), beta_of(p, false), 11);
-      const BatchedData ragged(p, oa, ob, random_shapes(12, 150, 12), alpha_of(p),
-                               beta_of(p, false), 12);
-      // A spread of configurations: the model's top few of the representative shape, one of each
-      // family (register-staged SIMT, cp.async SIMT, FP64 mma) and a split-K one.
-      const Problem representative =
-          batched_representative(uniform.call(BatchKind::PointerArray), BatchKind::PointerArray);
-      std::vector<KernelConfig> configs;
-      bool simt = false, async = false, mma = false;
-      for (const Ranked& r : rank_space(representative, d, 400, {}, domain).top) {
-        const KernelConfig& c = r.config;
-        const bool want = configs.size() < 3 || (c.mma && !mma) ||
-                          (!c.mma && c.async_copy && !async) || (!c.mma && !c.async_copy && !simt);
-        if (!want || c.splits() > 1) continue;
-        configs.push_back(c);
-        mma = mma || c.mma;
-        async = async || (!c.mma && c.async_copy);
-        simt = simt || (!c.mma && !c.async_copy);
-      }
-      REQUIRE(!configs.empty());
-      KernelConfig split = configs.front();
-      split.split_k = 3;
-      configs.push_back(split);
-      for (const KernelConfig& chosen : configs)
-        for (BatchKind kind : {BatchKind::PointerArray, BatchKind::Variable}) {
-          const BatchedData& data = kind == BatchKind::PointerArray ? uniform : ragged;
-          const KernelConfig c = batched_config(chosen, kind);
-          const std::string what = label(p, oa, ob) + " " + to_string(kind) + " " + c.id();
-          INFO(what);
-          if (kind == BatchKind::Variable && chosen.splits() > 1)
-            CHECK_THROWS_AS(render_source(chosen, p, oa, ob, kind), InputError);
-          const CompileResult compiled =
-              compile_source(render_source(c, p, oa, ob, kind), d.arch());
-          INFO(compiled.log);
-          REQUIRE(compiled.ok);
-          const LoadedKernel kernel(compiled, c, p, kind);
-          data.reset_output(stream.s);
-          kernel.launch_batched(data.call(kind), data.arrays(), stream.s);
-          REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
-          check_every_matrix(data, p, what);
-          // A batched kernel refuses a strided launch (the arguments would not match).
-          CHECK_THROWS_AS(kernel.launch(uniform.call(BatchKind::Strided), uniform.a(), uniform.b(),
-                                        uniform.c(), stream.s),
-                          InputError);
-        }
-      // The uniform batch's strided layout: the strided kernel of the first configuration on the
-      // same buffers gives the same results.
-      const CompileResult strided =
-          compile_source(render_source(configs.front(), p, oa, ob), d.arch());
-      REQUIRE(strided.ok);
-      const LoadedKernel kernel(strided, configs.front(), p);
-      uniform.reset_output(stream.s);
-      kernel.launch(uniform.call(BatchKind::Strided), uniform.a(), uniform.b(), uniform.c(),
-                    stream.s);
-      REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
-      check_every_matrix(uniform, p, label(p, oa, ob) + " strided");
+  struct Case {
+    Precision p;
+    Op oa, ob;
+  };
+  // Each precision, FP64 tensor cores with D and Z; conjugates are the runtime tests' (cp.async
+  // cannot conjugate, so they leave a family out).
+  for (const Case& x : {Case{Precision::S, Op::N, Op::N}, Case{Precision::S, Op::T, Op::N},
+                        Case{Precision::D, Op::T, Op::N}, Case{Precision::C, Op::N, Op::T},
+                        Case{Precision::Z, Op::N, Op::N}}) {
+    const Precision p = x.p;
+    const Op oa = x.oa, ob = x.ob;
+    const BatchedData uniform(p, oa, ob, std::vector<MatrixShape>(4, MatrixShape{96, 72, 300}),
+                              alpha_of(p), beta_of(p, false), 11);
+    const BatchedData ragged(p, oa, ob, random_shapes(12, 150, 12), alpha_of(p), beta_of(p, false),
+                             12);
+    // A spread of configurations: the model's top few of the representative shape, one of each
+    // family (register-staged SIMT, cp.async SIMT, FP64 mma) and a split-K one.
+    const Problem representative =
+        batched_representative(uniform.call(BatchKind::PointerArray), BatchKind::PointerArray);
+    std::vector<KernelConfig> configs;
+    bool simt = false, async = false, mma = false;
+    for (const Ranked& r : rank_space(representative, d, 400, {}, domain).top) {
+      const KernelConfig& c = r.config;
+      const bool want = configs.size() < 3 || (c.mma && !mma) ||
+                        (!c.mma && c.async_copy && !async) || (!c.mma && !c.async_copy && !simt);
+      if (!want || c.splits() > 1) continue;
+      configs.push_back(c);
+      mma = mma || c.mma;
+      async = async || (!c.mma && c.async_copy);
+      simt = simt || (!c.mma && !c.async_copy);
     }
+    REQUIRE(!configs.empty());
+    KernelConfig split = configs.front();
+    split.split_k = 3;
+    configs.push_back(split);
+    // A variable batch refuses split-K (the runtime drops it: batched_config).
+    CHECK_THROWS_AS(render_source(split, p, oa, ob, BatchKind::Variable), InputError);
+    // Compiled together: the strided kernel of the first configuration, then each configuration
+    // for each kind, as the runtime adapts it.
+    std::vector<CompileJob> jobs = {{configs.front(), p, oa, ob, BatchKind::Strided}};
+    for (const KernelConfig& chosen : configs)
+      for (BatchKind kind : {BatchKind::PointerArray, BatchKind::Variable})
+        jobs.push_back({batched_config(chosen, kind), p, oa, ob, kind});
+    const std::vector<CompileResult> compiled = compile_many(jobs, d.arch());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const CompileJob& job = jobs[i];
+      const BatchedData& data = job.batch == BatchKind::Variable ? ragged : uniform;
+      const std::string what =
+          label(p, oa, ob) + " " + to_string(job.batch) + " " + job.config.id();
+      INFO(what << "\n" << compiled[i].log);
+      REQUIRE(compiled[i].ok);
+      const LoadedKernel kernel(compiled[i], job.config, p, job.batch);
+      data.reset_output(stream.s);
+      if (job.batch == BatchKind::Strided) {
+        // The uniform batch's strided layout: the same results from the strided kernel.
+        kernel.launch(data.call(BatchKind::Strided), data.a(), data.b(), data.c(), stream.s);
+      } else {
+        kernel.launch_batched(data.call(job.batch), data.arrays(), stream.s);
+        // A batched kernel refuses a strided launch (the arguments would not match).
+        CHECK_THROWS_AS(kernel.launch(uniform.call(BatchKind::Strided), uniform.a(), uniform.b(),
+                                      uniform.c(), stream.s),
+                        InputError);
+      }
+      REQUIRE(cudaStreamSynchronize(stream.s) == cudaSuccess);
+      check_every_matrix(data, p, what);
+    }
+  }
 }
 
 TEST_CASE("gpu: the batched calls dispatch as their representative strided problem",
