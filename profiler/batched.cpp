@@ -39,6 +39,19 @@ Complex op_at(const Complex* x, std::int64_t ld, Op op, std::int64_t i, std::int
 
 }  // namespace
 
+void reference_gemm(Op op_a, Op op_b, const MatrixShape& s, Scalar alpha, Scalar beta,
+                    const Complex* a, const Complex* b, Complex* c) {
+  const Complex alpha_c(alpha.re, alpha.im), beta_c(beta.re, beta.im);
+  for (std::int64_t j = 0; j < s.n; ++j)
+    for (std::int64_t i = 0; i < s.m; ++i) {
+      Complex sum = 0;
+      for (std::int64_t p = 0; p < s.k; ++p)
+        sum += op_at(a, s.lda, op_a, i, p) * op_at(b, s.ldb, op_b, p, j);
+      Complex& out = c[i + j * s.ldc];
+      out = alpha_c * sum + (beta_c == Complex(0) ? Complex(0) : beta_c * out);
+    }
+}
+
 struct BatchedData::Impl {
   Precision precision = Precision::S;
   Op op_a = Op::N, op_b = Op::N;
@@ -128,23 +141,10 @@ BatchedData::BatchedData(Precision precision, Op op_a, Op op_b, std::vector<Matr
   d.host_c0 = d.upload(d.c0, total_c, rng);
   d.c = gpu::DeviceBuffer<unsigned char>(d.c0.bytes());
 
-  // The reference, matrix by matrix; C is read only where beta is not 0, as BLAS asks.
   d.reference = d.host_c0;
-  const Complex alpha_c(alpha.re, alpha.im), beta_c(beta.re, beta.im);
-  for (std::size_t z = 0; z < d.shapes.size(); ++z) {
-    const MatrixShape& s = d.shapes[z];
-    const Complex* a = host_a.data() + d.off_a[z];
-    const Complex* b = host_b.data() + d.off_b[z];
-    Complex* c = d.reference.data() + d.off_c[z];
-    for (std::int64_t j = 0; j < s.n; ++j)
-      for (std::int64_t i = 0; i < s.m; ++i) {
-        Complex sum = 0;
-        for (std::int64_t p = 0; p < s.k; ++p)
-          sum += op_at(a, s.lda, op_a, i, p) * op_at(b, s.ldb, op_b, p, j);
-        Complex& out = c[i + j * s.ldc];
-        out = alpha_c * sum + (beta_c == Complex(0) ? Complex(0) : beta_c * out);
-      }
-  }
+  for (std::size_t z = 0; z < d.shapes.size(); ++z)
+    reference_gemm(op_a, op_b, d.shapes[z], alpha, beta, host_a.data() + d.off_a[z],
+                   host_b.data() + d.off_b[z], d.reference.data() + d.off_c[z]);
 
   // Device arrays: pointers to each matrix, and the sizes as ints.
   const std::size_t batch = d.shapes.size();

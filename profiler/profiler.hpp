@@ -2,6 +2,7 @@
 // into verified timings.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -200,6 +201,13 @@ struct MatrixShape {
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   bool operator==(const MatrixShape&) const = default;
 };
+
+// C = alpha op(A) op(B) + beta C in FP64 on the host, one column-major matrix of `shape`
+// (leading dimensions filled in), complex arithmetic whatever the precision; C is read only
+// where beta is not 0, as BLAS asks. BatchedData's reference, matrix by matrix.
+void reference_gemm(Op op_a, Op op_b, const MatrixShape& shape, Scalar alpha, Scalar beta,
+                    const std::complex<double>* a, const std::complex<double>* b,
+                    std::complex<double>* c);
 
 // A batch of matrices of their own shapes in the current CUDA context: random inputs (uniform in
 // [-1, 1], a fixed seed), the device arrays batched kernels read, and an FP64 host reference of

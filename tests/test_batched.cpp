@@ -1,5 +1,6 @@
 // Pointer-array and variable-size batches without a GPU: the rendered batch mode, NVRTC compiles
 // of every mode, argument validation and the dispatch rule.
+#include <cmath>
 #include <complex>
 #include <string>
 
@@ -222,4 +223,49 @@ TEST_CASE("batched: source, compile and measure take --batch-kind", "[batched][c
       "--batch-kind variable");
   INFO(compiled.output);
   CHECK(compiled.status == 0);
+}
+
+TEST_CASE("batched: the FP64 host reference of one matrix, every op", "[batched]") {
+  using Z = std::complex<double>;
+  // A (2 x 3) and B (3 x 2) as op(.) gives them; stored transposed for T and C (C conjugated).
+  const Z a[6] = {{1, 1}, {2, 0}, {0, 1}, {3, -1}, {1, 0}, {-2, 2}};  // column-major 2 x 3
+  const Z b[6] = {{1, 0}, {0, 2}, {1, -1}, {2, 0}, {-1, 1}, {0, 1}};  // column-major 3 x 2
+  auto stored = [](const Z* x, int rows, int cols, Op op) {
+    std::vector<Z> out(6);
+    for (int j = 0; j < cols; ++j)
+      for (int i = 0; i < rows; ++i) {
+        const Z v = x[i + j * rows];
+        if (op == Op::N)
+          out[size_t(i + j * rows)] = v;
+        else
+          out[size_t(j + i * cols)] = op == Op::C ? std::conj(v) : v;
+      }
+    return out;
+  };
+  Z want[4];
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 2; ++i) {
+      Z s = 0;
+      for (int p = 0; p < 3; ++p) s += a[i + p * 2] * b[p + j * 3];
+      want[i + j * 2] = Z(0.5, 1) * s + Z(2, 0) * Z(i + 1, j);
+    }
+  for (Op oa : {Op::N, Op::T, Op::C})
+    for (Op ob : {Op::N, Op::T, Op::C}) {
+      const std::vector<Z> sa = stored(a, 2, 3, oa), sb = stored(b, 3, 2, ob);
+      const MatrixShape shape{2, 2, 3, oa == Op::N ? 2 : 3, ob == Op::N ? 3 : 2, 2};
+      Z c[4] = {{1, 0}, {2, 0}, {1, 1}, {2, 1}};
+      reference_gemm(oa, ob, shape, {0.5, 1}, {2, 0}, sa.data(), sb.data(), c);
+      for (int e = 0; e < 4; ++e) {
+        INFO(to_char(oa) << to_char(ob) << " element " << e);
+        CHECK(std::abs(c[e] - want[e]) < 1e-12);
+      }
+    }
+  // K = 0: beta * C; beta = 0: C is not read (NaN stays out).
+  Z c[1] = {{3, 1}};
+  reference_gemm(Op::N, Op::N, MatrixShape{1, 1, 0, 1, 1, 1}, {1, 0}, {0, 2}, nullptr, nullptr, c);
+  CHECK(std::abs(c[0] - Z(-2, 6)) < 1e-15);
+  c[0] = Z(std::nan(""), 0);
+  const Z one[1] = {{1, 0}};
+  reference_gemm(Op::N, Op::N, MatrixShape{1, 1, 1, 1, 1, 1}, {2, 0}, {0, 0}, one, one, c);
+  CHECK(c[0] == Z(2, 0));
 }
