@@ -71,8 +71,6 @@ std::vector<MatrixShape> read_sizes_file(const std::string& path) {
 void run_batched(const MeasureArgs& a, BatchKind kind) {
   const Problem p = a.problem.problem();
   const auto start = std::chrono::steady_clock::now();
-  GpuSession gpu(0);
-  const DeviceSpec& d = gpu.device();
   std::vector<MatrixShape> shapes;
   if (!a.sizes_file.empty()) {
     if (kind != BatchKind::Variable)
@@ -93,6 +91,8 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
       shapes.push_back({m, n, k});
     }
   }
+  GpuSession gpu(0);
+  const DeviceSpec& d = gpu.device();
   const BatchedData data(p.precision, p.op_a, p.op_b, shapes, p.alpha, p.beta, a.seed);
   const Problem call = data.call(kind);
   const Problem representative = batched_representative(call, kind);

@@ -218,6 +218,19 @@ TEST_CASE("batched: source, compile and measure take --batch-kind", "[batched][c
       run("source --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16 --batch-kind grouped");
   CHECK(unknown.status == 2);
   CHECK_THAT(unknown.output, Catch::Contains("'grouped'"));
+  // measure checks its batch options before it looks for a GPU.
+  for (const auto& [args, says] :
+       {std::pair{"measure -p s -m 64 -n 64 -k 64 --batch-kind variable --sizes /nonexistent",
+                  "cannot read the sizes file"},
+        std::pair{"measure -p s -m 64 -n 64 -k 64 --batch-kind pointer --sizes /nonexistent",
+                  "--sizes is for --batch-kind variable"},
+        std::pair{"measure -p s -m 64 -n 64 -k 64 --batch-kind variable --min-size 65",
+                  "--min-size = 65"}}) {
+    const Run r = run(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains(says));
+  }
   const Run compiled = run(
       "compile --config BM32_BN32_BK16_DX8_DY8_DXA32_DXB16 -p z --opb c --arch sm_90 --cache '' "
       "--batch-kind variable");
