@@ -84,22 +84,32 @@ cudaDataType_t cuda_type(Precision p) {
   }
   return CUDA_C_64F;
 }
-// As the runner's cuBLAS baseline: single precision pedantic (no TF32), double in the default
-// mode (FP64 tensor cores).
+// As the runner's cuBLAS baseline: single precision without TF32 (32F compute under the
+// handle's pedantic math mode), double in the default mode (FP64 tensor cores).
 cublasComputeType_t compute_type(Precision p) {
-  return is_double(p) ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F_PEDANTIC;
+  return is_double(p) ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
 }
 cublasOperation_t to_cublas(Op op) {
   return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
-// One contender of a batched row: a launch on the data's buffers (false: not supported here).
+// One contender of a batched row: a launch on the data's buffers (false: not supported here,
+// the reason in `why`).
 struct Contender {
   std::string name;
-  std::function<bool()> launch;
+  std::function<bool(std::string& why)> launch;
   double median_s = 0, error = 0;
   bool ran = false;
+  std::string why = "";
 };
+
+// A cuBLAS call's status: true if it ran; otherwise the status's name in `why`, so that a call
+// this cuBLAS does not support reads n/a instead of ending the run.
+bool cublas_ran(cublasStatus_t status, std::string& why) {
+  if (status == CUBLAS_STATUS_SUCCESS) return true;
+  why = cublasGetStatusName(status);
+  return false;
+}
 
 // Verifies each contender once on a reset C, then times them twice in turn (same run, same
 // buffers), each keeping its better median.
@@ -107,7 +117,7 @@ void run_contenders(std::vector<Contender>& contenders, const BatchedData& data,
                     cudaStream_t stream, const TimingOptions& timing) {
   for (Contender& c : contenders) {
     data.reset_output(stream);
-    c.ran = c.launch();
+    c.ran = c.launch(c.why);
     if (!c.ran) continue;
     const std::vector<double> errors = data.errors();
     c.error = *std::max_element(errors.begin(), errors.end());
@@ -115,7 +125,7 @@ void run_contenders(std::vector<Contender>& contenders, const BatchedData& data,
   for (int round = 0; round < 2; ++round)
     for (Contender& c : contenders) {
       if (!c.ran) continue;
-      const Measurement m = time_launches([&] { c.launch(); }, stream, timing, data.flops());
+      const Measurement m = time_launches([&] { c.launch(c.why); }, stream, timing, data.flops());
       c.median_s = round == 0 ? m.median_s : std::min(c.median_s, m.median_s);
     }
 }
@@ -186,41 +196,7 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
       const auto a_array = static_cast<const void* const*>(arrays.a);
       const auto b_array = static_cast<const void* const*>(arrays.b);
       const auto c_array = static_cast<void* const*>(const_cast<void*>(arrays.c));
-      std::vector<Contender> contenders;
-      contenders.push_back({std::string("gemmtune ") + to_string(kind), [&] {
-                              batched_kernel->launch_batched(data.call(kind), arrays, stream.get());
-                              return true;
-                            }});
-      if (!s.variable) {
-        const Problem c = data.call(BatchKind::Strided);
-        contenders.push_back({"gemmtune strided", [&, c] {
-                                strided_kernel->launch(c, data.a(), data.b(), data.c(),
-                                                       stream.get());
-                                return true;
-                              }});
-        contenders.push_back(
-            {"cublas strided", [&, c] {
-               gpu::check(cublasGemmStridedBatchedEx(
-                              h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m), int(c.n), int(c.k),
-                              alpha.bytes, data.a(), type, int(c.lda), c.stride_a(), data.b(), type,
-                              int(c.ldb), c.stride_b(), beta.bytes, data.c(), type, int(c.ldc),
-                              c.stride_c(), int(c.batch), compute, CUBLAS_GEMM_DEFAULT),
-                          "cublasGemmStridedBatchedEx");
-               return true;
-             }});
-        contenders.push_back({"cublas pointer", [&, c] {
-                                gpu::check(
-                                    cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m),
-                                                        int(c.n), int(c.k), alpha.bytes, a_array,
-                                                        type, int(c.lda), b_array, type, int(c.ldb),
-                                                        beta.bytes, c_array, type, int(c.ldc),
-                                                        int(c.batch), compute, CUBLAS_GEMM_DEFAULT),
-                                    "cublasGemmBatchedEx");
-                                return true;
-                              }});
-      }
-      // Grouped: one group per matrix, per-group sizes and scalars on the host (real types only,
-      // as cuBLAS documents; elsewhere the row reads n/a).
+      // Grouped and loop: per-matrix sizes and scalars on the host.
       const std::size_t batch = shapes.size();
       std::vector<int> gm(batch), gn(batch), gk(batch), glda(batch), gldb(batch), gldc(batch),
           gsize(batch, 1);
@@ -237,33 +213,67 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
         galpha_raw.insert(galpha_raw.end(), alpha.bytes, alpha.bytes + element_bytes(p));
         gbeta_raw.insert(gbeta_raw.end(), beta.bytes, beta.bytes + element_bytes(p));
       }
-      contenders.push_back({"cublas grouped", [&] {
-                              if (is_complex(p)) return false;
-                              gpu::check(
+      std::vector<Contender> contenders;
+      contenders.push_back({std::string("gemmtune ") + to_string(kind), [&](std::string&) {
+                              batched_kernel->launch_batched(data.call(kind), arrays, stream.get());
+                              return true;
+                            }});
+      if (!s.variable) {
+        const Problem c = data.call(BatchKind::Strided);
+        contenders.push_back({"gemmtune strided", [&, c](std::string&) {
+                                strided_kernel->launch(c, data.a(), data.b(), data.c(),
+                                                       stream.get());
+                                return true;
+                              }});
+        contenders.push_back({"cublas strided", [&, c](std::string& why) {
+                                return cublas_ran(
+                                    cublasGemmStridedBatchedEx(
+                                        h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m), int(c.n), int(c.k),
+                                        alpha.bytes, data.a(), type, int(c.lda), c.stride_a(),
+                                        data.b(), type, int(c.ldb), c.stride_b(), beta.bytes,
+                                        data.c(), type, int(c.ldc), c.stride_c(), int(c.batch),
+                                        compute, CUBLAS_GEMM_DEFAULT),
+                                    why);
+                              }});
+        contenders.push_back({"cublas pointer", [&, c](std::string& why) {
+                                return cublas_ran(
+                                    cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m),
+                                                        int(c.n), int(c.k), alpha.bytes, a_array,
+                                                        type, int(c.lda), b_array, type, int(c.ldb),
+                                                        beta.bytes, c_array, type, int(c.ldc),
+                                                        int(c.batch), compute, CUBLAS_GEMM_DEFAULT),
+                                    why);
+                              }});
+      }
+      // Grouped: one group per matrix (cuBLAS documents real types only: a status other than
+      // success reads n/a with its name).
+      contenders.push_back({"cublas grouped", [&](std::string& why) {
+                              return cublas_ran(
                                   cublasGemmGroupedBatchedEx(
                                       h, gop.data(), gop.data(), gm.data(), gn.data(), gk.data(),
                                       galpha_raw.data(), a_array, type, glda.data(), b_array, type,
                                       gldb.data(), gbeta_raw.data(), c_array, type, gldc.data(),
                                       int(batch), gsize.data(), compute),
-                                  "cublasGemmGroupedBatchedEx");
-                              return true;
+                                  why);
                             }});
-      contenders.push_back({"cublas loop", [&] {
-                              for (std::size_t i = 0; i < batch; ++i)
-                                gpu::check(
-                                    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, gm[i], gn[i], gk[i],
-                                                 alpha.bytes, data.a(i), type, glda[i], data.b(i),
-                                                 type, gldb[i], beta.bytes, data.c(i), type,
-                                                 gldc[i], compute, CUBLAS_GEMM_DEFAULT),
-                                    "cublasGemmEx");
-                              return true;
-                            }});
+      contenders.push_back(
+          {"cublas loop", [&](std::string& why) {
+             for (std::size_t i = 0; i < batch; ++i)
+               if (!cublas_ran(
+                       cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, gm[i], gn[i], gk[i], alpha.bytes,
+                                    data.a(i), type, glda[i], data.b(i), type, gldb[i], beta.bytes,
+                                    data.c(i), type, gldc[i], compute, CUBLAS_GEMM_DEFAULT),
+                       why))
+                 return false;
+             return true;
+           }});
       run_contenders(contenders, data, stream.get(), timing);
       // Ratios against gemmtune's kernel of the call's kind: above 1, gemmtune is faster.
       const double ours = contenders.front().median_s;
       for (const Contender& c : contenders) {
         if (!c.ran) {
-          std::printf("%-4c %-20s %-22s %10s\n", pc, s.name, c.name.c_str(), "n/a");
+          std::printf("%-4c %-20s %-22s %10s  %s\n", pc, s.name, c.name.c_str(), "n/a",
+                      c.why.c_str());
           continue;
         }
         std::printf("%-4c %-20s %-22s %10.1f %9.0f %7.3f %9.2e  %s\n", pc, s.name, c.name.c_str(),
