@@ -88,7 +88,8 @@ void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* 
 
 void LoadedKernel::launch_batched(const Problem& p, const BatchArrays& arrays, void* stream) const {
   if (batch_kind_ == BatchKind::Strided)
-    throw InputError("a kernel rendered for a strided batch cannot run a pointer-array one");
+    throw InputError(
+        "a kernel rendered for a strided batch cannot run pointer arrays or variable sizes");
   if (p.m == 0 || p.n == 0) return;  // no tile: a grid of none is a launch error
   const Launcher launcher{gpu::DriverApi::get(), config_, p, static_cast<CUstream>(stream)};
   int M = int(p.m), N = int(p.n), K = int(p.k);
