@@ -141,10 +141,12 @@ BatchedData::BatchedData(Precision precision, Op op_a, Op op_b, std::vector<Matr
   d.host_c0 = d.upload(d.c0, total_c, rng);
   d.c = gpu::DeviceBuffer<unsigned char>(d.c0.bytes());
 
+  // Matrices on every hardware thread: each writes only its own C.
   d.reference = d.host_c0;
-  for (std::size_t z = 0; z < d.shapes.size(); ++z)
+  parallel_for(d.shapes.size(), [&](std::size_t z, int) {
     reference_gemm(op_a, op_b, d.shapes[z], alpha, beta, host_a.data() + d.off_a[z],
                    host_b.data() + d.off_b[z], d.reference.data() + d.off_c[z]);
+  });
 
   // Device arrays: pointers to each matrix, and the sizes as ints.
   const std::size_t batch = d.shapes.size();
