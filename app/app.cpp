@@ -291,7 +291,7 @@ std::string source(const SourceRequest& a) {
     if (auto v = check_hard(p, device_named(a.gpu), c))
       throw InputError("configuration " + c.id() + " breaks " + v->message);
   }
-  return render_source(c, p.precision, p.op_a, p.op_b);
+  return render_source(c, p.precision, p.op_a, p.op_b, parse_batch_kind(a.batch_kind));
 }
 
 nlohmann::json devices() {

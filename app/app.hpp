@@ -88,7 +88,8 @@ struct SourceRequest {
   std::string config;
   ProblemOptions problem;  // sizes 0: a square 1024 problem for the checks
   std::string gpu = "H100-SXM";
-  bool check = true;  // refuse a configuration that breaks a hard constraint
+  bool check = true;                   // refuse a configuration that breaks a hard constraint
+  std::string batch_kind = "strided";  // the source's batch mode (parse_batch_kind)
 };
 std::string source(const SourceRequest& request);
 

@@ -1,20 +1,31 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME,...]
-//             [--domain full|compact] [--set targets|wins|all] [--calibration FILE.json]
+//             [--domain full|compact] [--set targets|wins|all|batched] [--calibration FILE.json]
 // --calibration: the model's coefficients as `gemmtune calibrate` exports them (default: none,
 // the uncalibrated model).
 // targets: the shapes with ratio targets in bench/RESULTS.md (squares, the seeds' LU updates, K =
 // 32, odd sizes); wins: where the seeds expect a tuned kernel to beat a library's general
 // heuristics (thin problems with a long K that need split-K, and seed 004's batches of small
 // matrices).
+// batched: batches of one shape (strided and pointer arrays) and of variable sizes, each kind's
+// gemmtune kernel (the tuned representative's winner, as gemm_batched / gemm_vbatched dispatch
+// it) beside cuBLAS's strided, pointer-array (cublasGemmBatchedEx) and grouped
+// (cublasGemmGroupedBatchedEx) calls and a loop of one cublasGemmEx per matrix; --precision takes
+// any of s, d, c, z here.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <random>
 #include <string>
 
+#include "kernels/kernels.hpp"
+#include "profiler/cuda_handles.hpp"
 #include "profiler/profiler.hpp"
+#include "runtime/runtime.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -44,6 +55,236 @@ const Shape kShapes[] = {
     {"batch 1000 of K=16", 128, 128, 16, 1000, false},
     {"batch 500 of 256x256x32", 256, 256, 32, 500, false},
 };
+// Batches: one shape for all (strided and pointer arrays), or sizes uniform in [1, max] per
+// dimension (variable).
+struct BatchedShape {
+  const char* name;
+  std::int64_t m, n, k, batch;
+  bool variable;
+};
+const BatchedShape kBatchedShapes[] = {
+    {"1000 of 64^3", 64, 64, 64, 1000, false},
+    {"500 of 128x128x32", 128, 128, 32, 500, false},
+    {"100 of 256^3", 256, 256, 256, 100, false},
+    {"var 1000 up to 64", 64, 64, 64, 1000, true},
+    {"var 500 up to 256", 256, 256, 256, 500, true},
+    {"var 200 up to 512", 512, 512, 512, 200, true},
+};
+
+cudaDataType_t cuda_type(Precision p) {
+  switch (p) {
+    case Precision::S:
+      return CUDA_R_32F;
+    case Precision::D:
+      return CUDA_R_64F;
+    case Precision::C:
+      return CUDA_C_32F;
+    case Precision::Z:
+      break;
+  }
+  return CUDA_C_64F;
+}
+// As the runner's cuBLAS baseline: single precision without TF32 (32F compute under the
+// handle's pedantic math mode), double in the default mode (FP64 tensor cores).
+cublasComputeType_t compute_type(Precision p) {
+  return is_double(p) ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+}
+cublasOperation_t to_cublas(Op op) {
+  return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C;
+}
+
+// One contender of a batched row: a launch on the data's buffers (false: not supported here,
+// the reason in `why`).
+struct Contender {
+  std::string name;
+  std::function<bool(std::string& why)> launch;
+  double median_s = 0, error = 0;
+  bool ran = false;
+  std::string why = "";
+};
+
+// A cuBLAS call's status: true if it ran; otherwise the status's name in `why`, so that a call
+// this cuBLAS does not support reads n/a instead of ending the run.
+bool cublas_ran(cublasStatus_t status, std::string& why) {
+  if (status == CUBLAS_STATUS_SUCCESS) return true;
+  why = cublasGetStatusName(status);
+  return false;
+}
+
+// Verifies each contender once on a reset C, then times them twice in turn (same run, same
+// buffers), each keeping its better median.
+void run_contenders(std::vector<Contender>& contenders, const BatchedData& data,
+                    cudaStream_t stream, const TimingOptions& timing) {
+  for (Contender& c : contenders) {
+    data.reset_output(stream);
+    c.ran = c.launch(c.why);
+    if (!c.ran) continue;
+    const std::vector<double> errors = data.errors();
+    c.error = *std::max_element(errors.begin(), errors.end());
+  }
+  for (int round = 0; round < 2; ++round)
+    for (Contender& c : contenders) {
+      if (!c.ran) continue;
+      const Measurement m = time_launches([&] { c.launch(c.why); }, stream, timing, data.flops());
+      c.median_s = round == 0 ? m.median_s : std::min(c.median_s, m.median_s);
+    }
+}
+
+int run_batched_set(const std::string& precisions, const std::string& only, double seconds,
+                    const SpaceDomain& domain, const ModelCoefficients& coefficients,
+                    const TimingOptions& timing, GpuEvaluator& evaluator, GpuSession& session,
+                    Database& db) {
+  const DeviceSpec& d = session.device();
+  const gpu::Stream stream;
+  const gpu::Cublas cublas;
+  cublasHandle_t h = cublas.get();
+  gpu::check(cublasSetStream(h, stream.get()), "cublasSetStream");
+  std::printf("%-4s %-20s %-22s %10s %9s %7s %9s  %s\n", "prec", "batch", "method", "median_us",
+              "GFLOP/s", "ratio", "max_err", "config");
+  for (char pc : precisions)
+    for (const BatchedShape& s : kBatchedShapes) {
+      if (!only.empty() &&
+          ("," + only + ",").find("," + std::string(s.name) + ",") == std::string::npos)
+        continue;
+      const Precision p = parse_precision(std::string(1, pc));
+      gpu::check(cublasSetMathMode(h, is_double(p) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
+                 "cublasSetMathMode");
+      std::vector<MatrixShape> shapes;
+      std::mt19937 rng(7);
+      for (std::int64_t i = 0; i < s.batch; ++i) {
+        if (!s.variable) {
+          shapes.push_back({s.m, s.n, s.k});
+          continue;
+        }
+        auto draw = [&](std::int64_t max) {
+          return std::uniform_int_distribution<std::int64_t>(1, max)(rng);
+        };
+        const std::int64_t m = draw(s.m), n = draw(s.n), k = draw(s.k);
+        shapes.push_back({m, n, k});
+      }
+      const BatchedData data(p, Op::N, Op::N, shapes, {1, 0}, {0, 0});
+      const BatchKind kind = s.variable ? BatchKind::Variable : BatchKind::PointerArray;
+      // The kernel gemm_batched / gemm_vbatched would run once the representative is tuned.
+      const Problem representative = batched_representative(data.call(kind), kind);
+      HybridOptions o;
+      o.budget.seconds = seconds;
+      o.coefficients = coefficients;
+      o.domain = domain;
+      const TuningRun run("hybrid");
+      const TuneResult r = hybrid_tune(representative, evaluator, o, [&](const Evaluation& e) {
+        db.add(run.attempt(e, representative, d));
+      });
+      if (!r.best) {
+        std::printf("%-4c %-20s no kernel ran correctly (%d measured)\n", pc, s.name,
+                    r.evaluations);
+        continue;
+      }
+      const KernelConfig config = batched_config(r.best->config, kind);
+      auto load = [&](BatchKind k) {
+        const CompileCache cache(CompileCache::default_directory());
+        return std::make_unique<LoadedKernel>(
+            compile_source(render_source(config, p, Op::N, Op::N, k), d.arch(), &cache), config, p,
+            k);
+      };
+      const auto batched_kernel = load(kind);
+      const auto strided_kernel = s.variable ? nullptr : load(BatchKind::Strided);
+
+      const gpu::TypedScalar alpha = gpu::typed({1, 0}, p), beta = gpu::typed({0, 0}, p);
+      const cudaDataType_t type = cuda_type(p);
+      const cublasComputeType_t compute = compute_type(p);
+      const BatchArrays& arrays = data.arrays();
+      const auto a_array = static_cast<const void* const*>(arrays.a);
+      const auto b_array = static_cast<const void* const*>(arrays.b);
+      const auto c_array = static_cast<void* const*>(const_cast<void*>(arrays.c));
+      // Grouped and loop: per-matrix sizes and scalars on the host.
+      const std::size_t batch = shapes.size();
+      std::vector<int> gm(batch), gn(batch), gk(batch), glda(batch), gldb(batch), gldc(batch),
+          gsize(batch, 1);
+      std::vector<cublasOperation_t> gop(batch, CUBLAS_OP_N);
+      std::vector<unsigned char> galpha_raw, gbeta_raw;
+      for (std::size_t i = 0; i < batch; ++i) {
+        const MatrixShape& x = data.shapes()[i];
+        gm[i] = int(x.m);
+        gn[i] = int(x.n);
+        gk[i] = int(x.k);
+        glda[i] = int(x.lda);
+        gldb[i] = int(x.ldb);
+        gldc[i] = int(x.ldc);
+        galpha_raw.insert(galpha_raw.end(), alpha.bytes, alpha.bytes + element_bytes(p));
+        gbeta_raw.insert(gbeta_raw.end(), beta.bytes, beta.bytes + element_bytes(p));
+      }
+      std::vector<Contender> contenders;
+      contenders.push_back({std::string("gemmtune ") + to_string(kind), [&](std::string&) {
+                              batched_kernel->launch_batched(data.call(kind), arrays, stream.get());
+                              return true;
+                            }});
+      if (!s.variable) {
+        const Problem c = data.call(BatchKind::Strided);
+        contenders.push_back({"gemmtune strided", [&, c](std::string&) {
+                                strided_kernel->launch(c, data.a(), data.b(), data.c(),
+                                                       stream.get());
+                                return true;
+                              }});
+        contenders.push_back({"cublas strided", [&, c](std::string& why) {
+                                return cublas_ran(
+                                    cublasGemmStridedBatchedEx(
+                                        h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m), int(c.n), int(c.k),
+                                        alpha.bytes, data.a(), type, int(c.lda), c.stride_a(),
+                                        data.b(), type, int(c.ldb), c.stride_b(), beta.bytes,
+                                        data.c(), type, int(c.ldc), c.stride_c(), int(c.batch),
+                                        compute, CUBLAS_GEMM_DEFAULT),
+                                    why);
+                              }});
+        contenders.push_back({"cublas pointer", [&, c](std::string& why) {
+                                return cublas_ran(
+                                    cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, int(c.m),
+                                                        int(c.n), int(c.k), alpha.bytes, a_array,
+                                                        type, int(c.lda), b_array, type, int(c.ldb),
+                                                        beta.bytes, c_array, type, int(c.ldc),
+                                                        int(c.batch), compute, CUBLAS_GEMM_DEFAULT),
+                                    why);
+                              }});
+      }
+      // Grouped: one group per matrix (cuBLAS documents real types only: a status other than
+      // success reads n/a with its name).
+      contenders.push_back({"cublas grouped", [&](std::string& why) {
+                              return cublas_ran(
+                                  cublasGemmGroupedBatchedEx(
+                                      h, gop.data(), gop.data(), gm.data(), gn.data(), gk.data(),
+                                      galpha_raw.data(), a_array, type, glda.data(), b_array, type,
+                                      gldb.data(), gbeta_raw.data(), c_array, type, gldc.data(),
+                                      int(batch), gsize.data(), compute),
+                                  why);
+                            }});
+      contenders.push_back(
+          {"cublas loop", [&](std::string& why) {
+             for (std::size_t i = 0; i < batch; ++i)
+               if (!cublas_ran(
+                       cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, gm[i], gn[i], gk[i], alpha.bytes,
+                                    data.a(i), type, glda[i], data.b(i), type, gldb[i], beta.bytes,
+                                    data.c(i), type, gldc[i], compute, CUBLAS_GEMM_DEFAULT),
+                       why))
+                 return false;
+             return true;
+           }});
+      run_contenders(contenders, data, stream.get(), timing);
+      // Ratios against gemmtune's kernel of the call's kind: above 1, gemmtune is faster.
+      const double ours = contenders.front().median_s;
+      for (const Contender& c : contenders) {
+        if (!c.ran) {
+          std::printf("%-4c %-20s %-22s %10s  %s\n", pc, s.name, c.name.c_str(), "n/a",
+                      c.why.c_str());
+          continue;
+        }
+        std::printf("%-4c %-20s %-22s %10.1f %9.0f %7.3f %9.2e  %s\n", pc, s.name, c.name.c_str(),
+                    c.median_s * 1e6, data.flops() / c.median_s * 1e-9, c.median_s / ours, c.error,
+                    &c == &contenders.front() ? config.id().c_str() : "");
+      }
+      std::fflush(stdout);
+    }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,10 +314,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "vs_cublas: %s\n", e.what());
     return 2;
   }
-  if (set != "targets" && set != "wins" && set != "all") {
-    std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all\n", set.c_str());
+  if (set != "targets" && set != "wins" && set != "all" && set != "batched") {
+    std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all, batched\n",
+                 set.c_str());
     return 2;
   }
+  for (char pc : precisions)
+    if (std::string("sdcz").find(pc) == std::string::npos ||
+        (set != "batched" && (pc == 'c' || pc == 'z'))) {
+      std::fprintf(stderr, "vs_cublas: precision '%c' is not one of s, d%s\n", pc,
+                   set == "batched" ? ", c, z" : " (c and z with --set batched)");
+      return 2;
+    }
   if (cuda_device_count() == 0) {
     std::fprintf(stderr, "vs_cublas needs a CUDA GPU\n");
     return 77;
@@ -89,6 +338,9 @@ int main(int argc, char** argv) {
   const DeviceSpec& d = session.device();
   Database db(db_path);
   db.save_device(d);
+  if (set == "batched")
+    return run_batched_set(precisions, only, seconds, SpaceDomain::named(domain), coefficients,
+                           timing, evaluator, session, db);
   std::printf("%-4s %-22s %-18s %10s %10s %7s %7s %6s %6s %9s %9s  %s\n", "prec", "shape", "MxNxK",
               "cuBLAS", "tuned", "ratio", "tune_s", "evals", "model1", "err_cublas", "err_tuned",
               "best config");

@@ -21,6 +21,7 @@ struct CompileArgs {
   std::string output;
   std::string cache = CompileCache::default_directory();
   int threads = 0;
+  std::string batch_kind = "strided";
 };
 
 void run(const CompileArgs& a) {
@@ -31,12 +32,13 @@ void run(const CompileArgs& a) {
   const Problem p = po.problem();
   const DeviceSpec device = a.gpu.device();
   const std::string arch = a.arch.empty() ? device.arch() : a.arch;
+  const BatchKind kind = parse_batch_kind(a.batch_kind);
   std::vector<CompileJob> jobs;
   for (const auto& id : a.configs)
-    jobs.push_back({KernelConfig::parse(id), p.precision, p.op_a, p.op_b});
+    jobs.push_back({KernelConfig::parse(id), p.precision, p.op_a, p.op_b, kind});
   if (a.top > 0)
     for (const auto& r : rank_space(p, device, a.top).top)
-      jobs.push_back({r.config, p.precision, p.op_a, p.op_b});
+      jobs.push_back({r.config, p.precision, p.op_a, p.op_b, kind});
   if (jobs.empty()) throw InputError("nothing to compile: give --config ID or --top K");
   for (const auto& j : jobs)
     if (auto v = check_hard(p, device, j.config))
@@ -75,6 +77,9 @@ void register_compile(CLI::App& app) {
   cmd->add_option("--top,-t", args->top, "also compile the model's top K for the problem");
   add_problem_options(*cmd, args->problem, false);
   add_gpu_option(*cmd, args->gpu);
+  cmd->add_option("--batch-kind", args->batch_kind,
+                  "the source's batch mode: strided, pointer (arrays of pointers) or variable")
+      ->capture_default_str();
   cmd->add_option("--arch", args->arch, "target such as sm_80 or sm_90 (default: the GPU's)");
   cmd->add_option("--output,-o", args->output, "write the cubin of a single configuration here");
   cmd->add_option("--cache", args->cache, "cubin cache directory ('' disables)")

@@ -1,13 +1,19 @@
 // gemmtune measure: compile the model's top K (or given ids) in parallel, verify and time each
 // on the local GPU, cuBLAS timed in the same run; measured beside predicted.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
 
 #include "cli/options.hpp"
 #include "profiler/profiler.hpp"
+#include "runtime/runtime.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -22,9 +28,137 @@ struct MeasureArgs {
   std::string format = "table";
   std::string cache = CompileCache::default_directory();
   std::string db = Database::default_path(), calibration = "auto";
+  // Pointer arrays or variable sizes: the problem's M, N, K are the shape (pointer) or the
+  // largest sizes (variable: drawn uniform in [min_size, largest] unless a sizes file is given).
+  std::string batch_kind = "strided", sizes_file;
+  std::int64_t min_size = 1;
+  unsigned seed = 1;
 };
 
+// "m n k [lda ldb ldc]" per line; blank lines and '#' comments skipped.
+std::vector<MatrixShape> read_sizes_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read the sizes file '" + path + "'");
+  std::vector<MatrixShape> shapes;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t") == std::string::npos ||
+        line[line.find_first_not_of(" \t")] == '#')
+      continue;
+    std::istringstream fields(line);
+    std::vector<std::int64_t> v;
+    for (std::string f; fields >> f;)
+      v.push_back(parse_int(f, path + " line " + std::to_string(number)));
+    if (v.size() != 3 && v.size() != 6)
+      throw InputError(path + " line " + std::to_string(number) +
+                       ": expected 'm n k' or 'm n k lda ldb ldc', got " +
+                       std::to_string(v.size()) + " numbers");
+    MatrixShape s{v[0], v[1], v[2]};
+    if (v.size() == 6) {
+      s.lda = v[3];
+      s.ldb = v[4];
+      s.ldc = v[5];
+    }
+    shapes.push_back(s);
+  }
+  if (shapes.empty()) throw InputError("the sizes file '" + path + "' holds no matrix");
+  return shapes;
+}
+
+// Pointer-array and variable-size batches: each configuration (adapted as the runtime adapts
+// it) verified on every matrix against the FP64 host reference and timed; cuBLAS's strided
+// batched call beside a pointer-array batch (the same shape), none beside a variable one.
+void run_batched(const MeasureArgs& a, BatchKind kind) {
+  const Problem p = a.problem.problem();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<MatrixShape> shapes;
+  if (!a.sizes_file.empty()) {
+    if (kind != BatchKind::Variable)
+      throw InputError("--sizes is for --batch-kind variable; a pointer batch has one shape");
+    shapes = read_sizes_file(a.sizes_file);
+  } else if (kind == BatchKind::PointerArray) {
+    shapes.assign(std::size_t(p.batch), MatrixShape{p.m, p.n, p.k, p.lda, p.ldb, p.ldc});
+  } else {
+    if (a.min_size < 0 || a.min_size > std::min({p.m, p.n, p.k}))
+      throw InputError("--min-size = " + std::to_string(a.min_size) +
+                       " must be 0 to the smallest of M, N, K");
+    std::mt19937_64 rng(a.seed);
+    auto draw = [&](std::int64_t max) {
+      return std::uniform_int_distribution<std::int64_t>(a.min_size, max)(rng);
+    };
+    for (std::int64_t i = 0; i < p.batch; ++i) {
+      const std::int64_t m = draw(p.m), n = draw(p.n), k = draw(p.k);
+      shapes.push_back({m, n, k});
+    }
+  }
+  GpuSession gpu(0);
+  const DeviceSpec& d = gpu.device();
+  const BatchedData data(p.precision, p.op_a, p.op_b, shapes, p.alpha, p.beta, a.seed);
+  const Problem call = data.call(kind);
+  const Problem representative = batched_representative(call, kind);
+  const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+  std::vector<KernelConfig> configs;
+  for (const auto& id : a.configs) {
+    const KernelConfig c = KernelConfig::parse(id);
+    if (auto v = check_hard(representative, d, c))
+      throw InputError("configuration " + c.id() + " breaks " + v->message);
+    configs.push_back(batched_config(c, kind));
+  }
+  if (a.top > 0)
+    for (const auto& r : rank_space(representative, d, a.top, calibration.coefficients).top) {
+      const KernelConfig c = batched_config(r.config, kind);
+      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+    }
+  std::vector<CompileJob> jobs;
+  for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
+  CompileCache cache(a.cache);
+  const auto compiled = compile_many(jobs, d.arch(), &cache);
+  TimingOptions timing;
+  timing.repetitions = a.repetitions;
+  const Measurement ref =
+      kind == BatchKind::PointerArray ? gpu.measure_cublas(call, timing) : Measurement{};
+  std::printf("%s batch of %zu (%s %s%s, largest %lldx%lldx%lld) on %s\n", to_string(kind),
+              shapes.size(), std::string(1, to_char(p.precision)).c_str(),
+              std::string(1, to_char(p.op_a)).c_str(), std::string(1, to_char(p.op_b)).c_str(),
+              (long long)call.m, (long long)call.n, (long long)call.k, d.name.c_str());
+  if (ref.median_s > 0)
+    std::printf("cuBLAS strided batched, same shape: %.2f us (%.0f GFLOP/s)\n", ref.median_s * 1e6,
+                ref.gflops);
+  std::printf("%-90s %-8s %5s %10s %9s %10s %7s\n", "config", "status", "regs", "meas_us",
+              "GFLOP/s", "max_err", "x cuBLAS");
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::string status = "ok";
+    double median_us = 0, gflops = 0, error = 0;
+    if (!compiled[i].ok) {
+      status = "compile";
+    } else {
+      const LoadedKernel kernel(compiled[i], configs[i], p.precision, kind);
+      data.reset_output(nullptr);  // the default stream
+      kernel.launch_batched(call, data.arrays(), nullptr);
+      const std::vector<double> errors = data.errors();
+      for (double e : errors) error = std::isnan(e) ? e : std::max(error, e);
+      if (!(error <= verify_tolerance(p.precision))) {
+        status = "wrong";
+      } else {
+        const Measurement m =
+            time_launches([&] { kernel.launch_batched(call, data.arrays(), nullptr); }, nullptr,
+                          timing, data.flops());
+        median_us = m.median_s * 1e6;
+        gflops = m.gflops;
+      }
+    }
+    std::printf("%-90s %-8s %5d %10.2f %9.0f %10.2e %7.3f\n", configs[i].id().c_str(),
+                status.c_str(), compiled[i].registers, median_us, gflops, error,
+                ref.median_s > 0 && median_us > 0 ? ref.median_s * 1e6 / median_us : 0.0);
+  }
+  std::printf("%.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 void run(const MeasureArgs& a) {
+  const BatchKind kind = parse_batch_kind(a.batch_kind);
+  if (kind != BatchKind::Strided) return run_batched(a, kind);
+  if (!a.sizes_file.empty()) throw InputError("--sizes needs --batch-kind variable");
   const Problem p = a.problem.problem();
   const Format format = parse_format(a.format);
   const auto start = std::chrono::steady_clock::now();
@@ -117,6 +251,18 @@ void register_measure(CLI::App& app) {
   add_calibration_option(*cmd, args->calibration);
   cmd->add_option("--db", args->db,
                   "the store holding calibrations; cuBLAS's time is added to it if it exists")
+      ->capture_default_str();
+  cmd->add_option("--batch-kind", args->batch_kind,
+                  "strided, pointer (arrays of pointers, one shape) or variable (sizes per "
+                  "matrix, the problem's M, N, K the largest)")
+      ->capture_default_str();
+  cmd->add_option("--sizes", args->sizes_file,
+                  "variable batch: a file of 'm n k [lda ldb ldc]' lines, one per matrix");
+  cmd->add_option(
+         "--min-size", args->min_size,
+         "variable batch without --sizes: sizes uniform in [this, M], [this, N], [this, K]")
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "random sizes and inputs of a batched measurement")
       ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }

@@ -14,6 +14,9 @@ void register_source(CLI::App& app) {
   add_gpu_option(*cmd, args->gpu);
   cmd->add_flag("!--no-check", args->check,
                 "print even if the configuration breaks a hard constraint");
+  cmd->add_option("--batch-kind", args->batch_kind,
+                  "the source's batch mode: strided, pointer (arrays of pointers) or variable")
+      ->capture_default_str();
   cmd->callback([args] { std::fputs(app::source(*args).c_str(), stdout); });
 }
 

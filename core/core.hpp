@@ -35,6 +35,16 @@ bool is_double(Precision p);
 // Real fused multiply-adds per complex or real multiply-add of the GEMM.
 int fmas_per_madd(Precision p);
 
+// How a batched call finds its matrices: a property of the call, not a tuning parameter. The
+// kernel source is rendered for one (BATCH_MODE): Strided, matrix z at A + z * stride (a Problem's
+// batch); PointerArray, device arrays of pointers, one shape for all; Variable, per-matrix sizes
+// and leading dimensions in device arrays too.
+enum class BatchKind : std::uint8_t { Strided, PointerArray, Variable };
+const char* to_string(BatchKind kind);
+// "strided", "pointer" (or "pointer-array"), "variable" (or "vbatched"); throws InputError
+// listing them.
+BatchKind parse_batch_kind(std::string_view text);
+
 struct Scalar {
   double re = 1.0;
   double im = 0.0;

@@ -15,6 +15,26 @@ char to_char(Op op) {
   return "NTC"[static_cast<int>(op)];
 }
 
+const char* to_string(BatchKind kind) {
+  switch (kind) {
+    case BatchKind::PointerArray:
+      return "pointer";
+    case BatchKind::Variable:
+      return "variable";
+    case BatchKind::Strided:
+      break;
+  }
+  return "strided";
+}
+
+BatchKind parse_batch_kind(std::string_view text) {
+  if (text == "strided") return BatchKind::Strided;
+  if (text == "pointer" || text == "pointer-array") return BatchKind::PointerArray;
+  if (text == "variable" || text == "vbatched") return BatchKind::Variable;
+  throw InputError("unknown batch kind '" + std::string(text) +
+                   "': expected strided, pointer or variable");
+}
+
 Precision parse_precision(std::string_view text) {
   if (text.size() == 1) {
     switch (std::toupper(static_cast<unsigned char>(text[0]))) {

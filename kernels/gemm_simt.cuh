@@ -14,6 +14,11 @@
 // Read layouts are in stored coordinates: DIM_XA threads run along A's contiguous dimension.
 // NVRTC compiles this without any include file.
 //
+// BATCH_MODE (absent: 0) is the call's batch kind, not a tuning parameter: 0 a strided batch
+// (matrix z at A + z * stride_a), 1 arrays of pointers (matrix z at A_array[z], one shape),
+// 2 variable sizes (matrix z's sizes and leading dimensions in device arrays; the grid covers
+// the largest, M, N and K are the maxima, and blocks past their own matrix's tiles return).
+//
 // GT_MMA 1 (D and Z, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2, 3, 4 (sm_90+): m16n8k4,
 // m16n8k8, m16n8k16 (BLK_K a multiple of the mma's k); Z takes four real mma per tile. The
 // DIM_X x DIM_Y thread grid is then a grid of (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the
@@ -299,6 +304,12 @@ __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* _
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
+#ifndef BATCH_MODE
+#define BATCH_MODE 0
+#endif
+#if BATCH_MODE == 2 && SPLIT_K > 1
+#error "split-K needs one K for the batch: variable-size batches (BATCH_MODE 2) run unsplit"
+#endif
 #if SPLIT_K > 1
 __device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
 #if GT_COMPLEX
@@ -311,9 +322,15 @@ __device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
 
 // C = beta * C (zero, unread, when beta is zero, as BLAS asks): the pass before a split-K
 // kernel. Grid-stride over the M x N elements; blockIdx.z is the batch index.
+#if BATCH_MODE == 1
+extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* const* C_array,
+                                            long long ldc) {
+  elem_t* C = C_array[blockIdx.z];
+#else
 extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* C, long long ldc,
                                             long long stride_c) {
   C += blockIdx.z * stride_c;
+#endif
   const long long total = (long long)M * N;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
@@ -409,11 +426,26 @@ __device__ __forceinline__ void gt_mma8(double& c0, double& c1, const double (&a
 #define GT_MMA_ROWS 1
 #endif
 
+#if BATCH_MODE == 1
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* const* __restrict__ A_array,
+                    long long lda, const elem_t* const* __restrict__ B_array, long long ldb,
+                    elem_t beta, elem_t* const* __restrict__ C_array, long long ldc) {
+#elif BATCH_MODE == 2
+extern "C" __global__ void __launch_bounds__(THREADS)
+    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* const* __restrict__ A_array,
+                    const int* __restrict__ lda_array, const elem_t* const* __restrict__ B_array,
+                    const int* __restrict__ ldb_array, elem_t beta,
+                    elem_t* const* __restrict__ C_array, const int* __restrict__ ldc_array,
+                    const int* __restrict__ m_array, const int* __restrict__ n_array,
+                    const int* __restrict__ k_array) {
+#else
 extern "C" __global__ void __launch_bounds__(THREADS)
     gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* __restrict__ A, long long lda,
                     long long stride_a, const elem_t* __restrict__ B, long long ldb,
                     long long stride_b, elem_t beta, elem_t* __restrict__ C, long long ldc,
                     long long stride_c) {
+#endif
   extern __shared__ __align__(16) unsigned char gt_smem_raw[];
   elem_t* smem = reinterpret_cast<elem_t*>(gt_smem_raw);
 
@@ -439,9 +471,29 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   if (bn >= tiles_n) return;
 
 #if SPLIT_K > 1
+  const int batch_index = blockIdx.z / SPLIT_K;
+#else
+  const int batch_index = blockIdx.z;
+#endif
+#if BATCH_MODE == 2
+  // M and N were the batch's largest, for the grid; now this matrix's own. A block past its
+  // matrix's tiles leaves before it reads anything more (an empty matrix: every block).
+  M = m_array[batch_index];
+  N = n_array[batch_index];
+  if (bm * BLK_M >= M || bn * BLK_N >= N) return;
+  K = k_array[batch_index];
+  const long long lda = lda_array[batch_index];
+  const long long ldb = ldb_array[batch_index];
+  const long long ldc = ldc_array[batch_index];
+#endif
+#if BATCH_MODE
+  const elem_t* __restrict__ A = A_array[batch_index];
+  const elem_t* __restrict__ B = B_array[batch_index];
+  elem_t* __restrict__ C = C_array[batch_index];
+#endif
+#if SPLIT_K > 1
   // This block's part of K: A and B start at its first k, and K becomes its length; the rest
   // of the kernel runs as if the problem were that thin.
-  const int batch_index = blockIdx.z / SPLIT_K;
   {
     const int k_per_split = ((K + BLK_K - 1) / BLK_K + SPLIT_K - 1) / SPLIT_K * BLK_K;
     const int k_begin = int(blockIdx.z % SPLIT_K) * k_per_split;
@@ -458,12 +510,12 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #endif
     K = min(K - k_begin, k_per_split);
   }
-#else
-  const int batch_index = blockIdx.z;
 #endif
+#if BATCH_MODE == 0
   A += batch_index * stride_a;
   B += batch_index * stride_b;
   C += batch_index * stride_c;
+#endif
   const int m0 = bm * BLK_M;
   const int n0 = bn * BLK_N;
 

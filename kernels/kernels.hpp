@@ -16,8 +16,11 @@ inline constexpr const char* kScaleEntry = "gemmtune_scale_c";
 // The parametrized template, as shipped (kernels/gemm_simt.cuh).
 const std::string& kernel_template();
 
-// Complete, self-contained source for one configuration of one precision and op shape.
-// Throws InputError when the op is not valid for the precision (conjugate on a real type).
-std::string render_source(const KernelConfig& config, Precision precision, Op op_a, Op op_b);
+// Complete, self-contained source for one configuration of one precision and op shape, for a
+// batch of `batch` kind (a strided one's source has no BATCH_MODE, as before the other kinds).
+// Throws InputError when the op is not valid for the precision (conjugate on a real type), or
+// for a split-K configuration of a variable-size batch (its matrices have no common K to split).
+std::string render_source(const KernelConfig& config, Precision precision, Op op_a, Op op_b,
+                          BatchKind batch = BatchKind::Strided);
 
 }  // namespace gemmtune

@@ -21,10 +21,14 @@ const std::string& kernel_template() {
   return text;
 }
 
-std::string render_source(const KernelConfig& c, Precision precision, Op op_a, Op op_b) {
+std::string render_source(const KernelConfig& c, Precision precision, Op op_a, Op op_b,
+                          BatchKind batch) {
   if (!is_complex(precision) && (op_a == Op::C || op_b == Op::C))
     throw InputError(std::string("op 'c' (conjugate transpose) needs a complex precision, got ") +
                      to_char(precision));
+  if (batch == BatchKind::Variable && c.splits() > 1)
+    throw InputError("split-K (SK" + std::to_string(c.split_k) + " in " + c.id() +
+                     ") cannot run a variable-size batch: its matrices have no common K; use SK0");
   std::ostringstream s;
   s << "// gemmtune kernel " << c.id() << "\n"
     << "// precision " << to_char(precision) << ", op(A) " << to_char(op_a) << ", op(B) "
@@ -33,6 +37,8 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   def("GT_PREC", static_cast<int>(precision));
   def("GT_OP_A", static_cast<int>(op_a));
   def("GT_OP_B", static_cast<int>(op_b));
+  // Only for the other kinds, so that strided kernels keep their source and cached cubins.
+  if (batch != BatchKind::Strided) def("BATCH_MODE", static_cast<int>(batch));
   std::vector<std::pair<int, const TuningParameter*>> defines;
   for (const TuningParameter& p : tuning_parameters()) defines.emplace_back(p.source_rank, &p);
   defines.emplace_back(kCrossBarrierRank, nullptr);

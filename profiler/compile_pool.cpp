@@ -13,8 +13,8 @@ std::vector<CompileResult> compile_many(const std::vector<CompileJob>& jobs,
       [&](std::size_t i, int) {
         const CompileJob& j = jobs[i];
         try {
-          results[i] =
-              compile_source(render_source(j.config, j.precision, j.op_a, j.op_b), arch, cache);
+          results[i] = compile_source(render_source(j.config, j.precision, j.op_a, j.op_b, j.batch),
+                                      arch, cache);
         } catch (const InputError& e) {
           results[i].ok = false;
           results[i].log = e.what();

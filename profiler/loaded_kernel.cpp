@@ -16,8 +16,11 @@ struct LoadedKernel::Impl {
 };
 
 LoadedKernel::LoadedKernel(const CompileResult& compiled, const KernelConfig& config,
-                           Precision precision)
-    : impl_(std::make_unique<Impl>()), config_(config), precision_(precision) {
+                           Precision precision, BatchKind batch_kind)
+    : impl_(std::make_unique<Impl>()),
+      config_(config),
+      precision_(precision),
+      batch_kind_(batch_kind) {
   if (!compiled.ok)
     throw InputError("configuration " + config.id() + " did not compile: " + compiled.log);
   impl_->module = std::make_unique<gpu::Module>(compiled.cubin, kKernelEntry);
@@ -31,10 +34,43 @@ LoadedKernel::LoadedKernel(const CompileResult& compiled, const KernelConfig& co
 
 LoadedKernel::~LoadedKernel() = default;
 
+namespace {
+
+// Launches of one kernel's entry points, whatever the batch kind: the grid of the problem's
+// tiles (its maxima for a variable-size batch), batch * splits deep.
+struct Launcher {
+  const gpu::DriverApi& api;
+  const KernelConfig& config;
+  const Problem& p;
+  CUstream stream;
+
+  // Split-K adds partial sums into C: first C = beta * C, on the same stream.
+  void scale(CUfunction f, void** args) const {
+    constexpr unsigned kScaleThreads = 256;
+    const std::int64_t blocks =
+        std::min<std::int64_t>(1024, (p.m * p.n + kScaleThreads - 1) / kScaleThreads);
+    gpu::check(api.launch_kernel(f, unsigned(blocks), 1, unsigned(p.batch), kScaleThreads, 1, 1, 0,
+                                 stream, args, nullptr),
+               "cuLaunchKernel (scale C)");
+  }
+  void main(CUfunction f, int smem, void** args) const {
+    const std::int64_t tiles =
+        ((p.m + config.blk_m - 1) / config.blk_m) * ((p.n + config.blk_n - 1) / config.blk_n);
+    gpu::check(
+        api.launch_kernel(f, unsigned(tiles), 1, unsigned(p.batch * config.splits()),
+                          unsigned(config.threads()), 1, 1, unsigned(smem), stream, args, nullptr),
+        "cuLaunchKernel");
+  }
+};
+
+}  // namespace
+
 void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* c,
                           void* stream) const {
-  const KernelConfig& k = config_;
-  const std::int64_t tiles = ((p.m + k.blk_m - 1) / k.blk_m) * ((p.n + k.blk_n - 1) / k.blk_n);
+  if (batch_kind_ != BatchKind::Strided)
+    throw InputError(std::string("a kernel rendered for a ") + to_string(batch_kind_) +
+                     " batch cannot run a strided one");
+  const Launcher launcher{gpu::DriverApi::get(), config_, p, static_cast<CUstream>(stream)};
   int M = int(p.m), N = int(p.n), K = int(p.k);
   long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a(), sb = p.stride_b(),
             sc = p.stride_c();
@@ -42,23 +78,44 @@ void LoadedKernel::launch(const Problem& p, const void* a, const void* b, void* 
   const void* A = a;
   const void* B = b;
   void* C = c;
-  const gpu::DriverApi& api = gpu::DriverApi::get();
   if (impl_->scale) {
-    // Split-K adds partial sums into C: first C = beta * C, on the same stream.
-    constexpr unsigned kScaleThreads = 256;
-    const std::int64_t blocks =
-        std::min<std::int64_t>(1024, (p.m * p.n + kScaleThreads - 1) / kScaleThreads);
     void* scale_args[] = {&M, &N, beta.bytes, &C, &ldc, &sc};
-    gpu::check(
-        api.launch_kernel(impl_->scale, unsigned(blocks), 1, unsigned(p.batch), kScaleThreads, 1, 1,
-                          0, static_cast<CUstream>(stream), scale_args, nullptr),
-        "cuLaunchKernel (scale C)");
+    launcher.scale(impl_->scale, scale_args);
   }
   void* args[] = {&M, &N, &K, alpha.bytes, &A, &lda, &sa, &B, &ldb, &sb, beta.bytes, &C, &ldc, &sc};
-  gpu::check(api.launch_kernel(impl_->module->function(), unsigned(tiles), 1,
-                               unsigned(p.batch * k.splits()), unsigned(k.threads()), 1, 1,
-                               unsigned(impl_->smem), static_cast<CUstream>(stream), args, nullptr),
-             "cuLaunchKernel");
+  launcher.main(impl_->module->function(), impl_->smem, args);
+}
+
+void LoadedKernel::launch_batched(const Problem& p, const BatchArrays& arrays, void* stream) const {
+  if (batch_kind_ == BatchKind::Strided)
+    throw InputError(
+        "a kernel rendered for a strided batch cannot run pointer arrays or variable sizes");
+  if (p.m == 0 || p.n == 0) return;  // no tile: a grid of none is a launch error
+  const Launcher launcher{gpu::DriverApi::get(), config_, p, static_cast<CUstream>(stream)};
+  int M = int(p.m), N = int(p.n), K = int(p.k);
+  long long lda = p.lda, ldb = p.ldb, ldc = p.ldc;
+  gpu::TypedScalar alpha = gpu::typed(p.alpha, precision_), beta = gpu::typed(p.beta, precision_);
+  const void* A = arrays.a;
+  const void* B = arrays.b;
+  const void* C = arrays.c;
+  if (batch_kind_ == BatchKind::PointerArray) {
+    if (impl_->scale) {
+      void* scale_args[] = {&M, &N, beta.bytes, &C, &ldc};
+      launcher.scale(impl_->scale, scale_args);
+    }
+    void* args[] = {&M, &N, &K, alpha.bytes, &A, &lda, &B, &ldb, beta.bytes, &C, &ldc};
+    launcher.main(impl_->module->function(), impl_->smem, args);
+    return;
+  }
+  const int* ms = arrays.m;
+  const int* ns = arrays.n;
+  const int* ks = arrays.k;
+  const int* ldas = arrays.lda;
+  const int* ldbs = arrays.ldb;
+  const int* ldcs = arrays.ldc;
+  void* args[] = {&M,    &N,         &K, alpha.bytes, &A,  &ldas, &B,
+                  &ldbs, beta.bytes, &C, &ldcs,       &ms, &ns,   &ks};
+  launcher.main(impl_->module->function(), impl_->smem, args);
 }
 
 }  // namespace gemmtune

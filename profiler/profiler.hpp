@@ -2,6 +2,7 @@
 // into verified timings.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -63,6 +64,7 @@ struct CompileJob {
   KernelConfig config;
   Precision precision = Precision::S;
   Op op_a = Op::N, op_b = Op::N;
+  BatchKind batch = BatchKind::Strided;  // the source's batch mode (render_source)
 };
 // Compiles every job on `threads` worker threads (0 = all cores); results in job order.
 std::vector<CompileResult> compile_many(const std::vector<CompileJob>& jobs,
@@ -143,24 +145,105 @@ class GpuSession {
   std::unique_ptr<Impl> impl_;
 };
 
+// The device arrays of a pointer-array or variable-size batch: one entry per matrix.
+struct BatchArrays {
+  const void* a = nullptr;  // const T* [batch]
+  const void* b = nullptr;  // const T* [batch]
+  const void* c = nullptr;  // T* [batch]
+  // Variable-size only: int [batch] each.
+  const int* m = nullptr;
+  const int* n = nullptr;
+  const int* k = nullptr;
+  const int* lda = nullptr;
+  const int* ldb = nullptr;
+  const int* ldc = nullptr;
+};
+
 // A compiled configuration loaded into the current CUDA context, ready to launch on any
-// problem of its precision and op shape.
+// problem of its precision and op shape, for the batch kind it was rendered for.
 class LoadedKernel {
  public:
-  LoadedKernel(const CompileResult& compiled, const KernelConfig& config, Precision precision);
+  LoadedKernel(const CompileResult& compiled, const KernelConfig& config, Precision precision,
+               BatchKind batch_kind = BatchKind::Strided);
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
   // Asynchronous on `stream` (a cudaStream_t; nullptr for the default stream). Throws on a
-  // launch error.
+  // launch error. A strided kernel only.
   void launch(const Problem& problem, const void* a, const void* b, void* c, void* stream) const;
+  // A pointer-array kernel: the problem's sizes, leading dimensions and batch for every matrix
+  // (K may be 0: C = beta * C). A variable-size kernel: the problem's M, N, K are the batch's
+  // maxima, which size the grid; its leading dimensions are unused. Nothing runs when M or N
+  // is 0. Throws on a launch error, or when the kernel was rendered for another kind.
+  void launch_batched(const Problem& problem, const BatchArrays& arrays, void* stream) const;
   const KernelConfig& config() const { return config_; }
+  BatchKind batch_kind() const { return batch_kind_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   KernelConfig config_;
   Precision precision_;
+  BatchKind batch_kind_;
+};
+
+// Times `launch` (which enqueues work on `stream`, a cudaStream_t) as GpuSession::measure does:
+// warm-up, then per repetition an L2 flush (if asked) and an event pair; the median, extremes,
+// and GFLOP/s of `flops`. Throws on a CUDA error.
+Measurement time_launches(const std::function<void()>& launch, void* stream,
+                          const TimingOptions& timing, double flops);
+
+// ---------------------------------------------------------------- batched data
+
+// One matrix of a pointer-array or variable-size batch; leading dimensions of 0 are packed (at
+// least 1).
+struct MatrixShape {
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  bool operator==(const MatrixShape&) const = default;
+};
+
+// C = alpha op(A) op(B) + beta C in FP64 on the host, one column-major matrix of `shape`
+// (leading dimensions filled in), complex arithmetic whatever the precision; C is read only
+// where beta is not 0, as BLAS asks. BatchedData's reference, matrix by matrix.
+void reference_gemm(Op op_a, Op op_b, const MatrixShape& shape, Scalar alpha, Scalar beta,
+                    const std::complex<double>* a, const std::complex<double>* b,
+                    std::complex<double>* c);
+
+// A batch of matrices of their own shapes in the current CUDA context: random inputs (uniform in
+// [-1, 1], a fixed seed), the device arrays batched kernels read, and an FP64 host reference of
+// every matrix (empty ones included: K = 0 gives beta * C). A uniform batch is laid out as a
+// strided one (matrix i at i * stride of the first), so that strided kernels and cuBLAS's strided
+// call run on the same data; otherwise each matrix starts 256-byte aligned.
+class BatchedData {
+ public:
+  BatchedData(Precision precision, Op op_a, Op op_b, std::vector<MatrixShape> shapes, Scalar alpha,
+              Scalar beta, unsigned seed = 1);
+  ~BatchedData();
+  BatchedData(const BatchedData&) = delete;
+  BatchedData& operator=(const BatchedData&) = delete;
+
+  const std::vector<MatrixShape>& shapes() const;  // leading dimensions filled in
+  bool uniform() const;                            // every shape the same
+  const BatchArrays& arrays() const;
+  // What a kernel of this kind is launched with (LoadedKernel::launch / launch_batched): strided
+  // and pointer-array (uniform batches only; InputError otherwise), the shape and the batch;
+  // variable, the maxima of M, N and K and the batch.
+  Problem call(BatchKind kind) const;
+  // Device addresses of matrix i (a strided batch's bases: i = 0).
+  const void* a(std::size_t i = 0) const;
+  const void* b(std::size_t i = 0) const;
+  void* c(std::size_t i = 0) const;
+  double flops() const;  // of the whole batch
+  // C before a verified run (asynchronous on `stream`): NaN everywhere when beta is 0 (C must
+  // not be read, and an unwritten entry shows), else the input C.
+  void reset_output(void* stream) const;
+  // After one run on a reset C: each matrix's ||C - C_ref|| / ||C_ref|| over its M x N (0 for an
+  // empty one; NaN where an entry was left unwritten). Synchronizes the device.
+  std::vector<double> errors() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // ---------------------------------------------------------------- counters (CUPTI)

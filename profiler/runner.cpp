@@ -39,6 +39,35 @@ double verify_tolerance(Precision p) {
 
 namespace {
 
+// Times `launch` with events: warm-up, then one event pair per repetition, each after an L2
+// flush (a memset of `flush`, when the options ask for one and it is not empty).
+template <typename Launch>
+void time_on_stream(const TimingOptions& t, Measurement& m, double flops, cudaStream_t stream,
+                    const gpu::DeviceBuffer<unsigned char>& flush, Launch&& launch) {
+  for (int i = 0; i < t.warmup; ++i) launch();
+  check(cudaStreamSynchronize(stream), "warm-up");
+  gpu::Event start, stop;
+  std::vector<double> times;
+  for (int r = 0; r < t.repetitions; ++r) {
+    if (t.flush_l2 && flush.size())
+      check(cudaMemsetAsync(flush.get(), r & 0xFF, flush.bytes(), stream), "L2 flush");
+    check(cudaEventRecord(start.get(), stream), "cudaEventRecord");
+    launch();
+    check(cudaEventRecord(stop.get(), stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.get()), "timed launch");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+    times.push_back(ms * 1e-3);
+  }
+  std::sort(times.begin(), times.end());
+  m.repetitions = int(times.size());
+  m.min_s = times.front();
+  m.max_s = times.back();
+  m.median_s = times.size() % 2 ? times[times.size() / 2]
+                                : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+  m.gflops = flops / m.median_s * 1e-9;
+}
+
 // Bytes of one matrix of a strided batch, with its leading dimension.
 size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, Precision p) {
   return size_t(ld) * size_t(cols) * size_t(batch) * size_t(element_bytes(p));
@@ -210,28 +239,7 @@ struct GpuSession::Impl {
   // Times `launch` with events: warm-up, then one event pair per repetition.
   template <typename Launch>
   void time(const TimingOptions& t, Measurement& m, double flops, Launch&& launch) {
-    for (int i = 0; i < t.warmup; ++i) launch();
-    check(cudaStreamSynchronize(stream->get()), "warm-up");
-    gpu::Event start, stop;
-    std::vector<double> times;
-    for (int r = 0; r < t.repetitions; ++r) {
-      if (t.flush_l2 && flush.size())
-        check(cudaMemsetAsync(flush.get(), r & 0xFF, flush.bytes(), stream->get()), "L2 flush");
-      check(cudaEventRecord(start.get(), stream->get()), "cudaEventRecord");
-      launch();
-      check(cudaEventRecord(stop.get(), stream->get()), "cudaEventRecord");
-      check(cudaEventSynchronize(stop.get()), "timed launch");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
-      times.push_back(ms * 1e-3);
-    }
-    std::sort(times.begin(), times.end());
-    m.repetitions = int(times.size());
-    m.min_s = times.front();
-    m.max_s = times.back();
-    m.median_s = times.size() % 2 ? times[times.size() / 2]
-                                  : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
-    m.gflops = flops / m.median_s * 1e-9;
+    time_on_stream(t, m, flops, stream->get(), flush, launch);
   }
 };
 
@@ -417,6 +425,21 @@ int GpuSession::driver_occupancy(const KernelConfig& config, Precision precision
   check(d.occupancy(&blocks, module.function(), config.threads(), size_t(smem)),
         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
+}
+
+}  // namespace gemmtune
+
+namespace gemmtune {
+
+Measurement time_launches(const std::function<void()>& launch, void* stream,
+                          const TimingOptions& timing, double flops) {
+  int device = 0, l2 = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+  const gpu::DeviceBuffer<unsigned char> flush(timing.flush_l2 ? size_t(l2) * 2 : 0);
+  Measurement m;
+  time_on_stream(timing, m, flops, static_cast<cudaStream_t>(stream), flush, launch);
+  return m;
 }
 
 }  // namespace gemmtune

@@ -2,12 +2,15 @@
 // compiles and loads; later calls cost a lookup and a launch.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "kernels/kernels.hpp"
 #include "profiler/profiler.hpp"
@@ -21,14 +24,29 @@ struct Key {
   int device;
   Precision precision;
   Op op_a, op_b;
-  std::int64_t m, n, k, lda, ldb, ldc;
+  std::int64_t m, n, k, lda, ldb, ldc, batch;
+  BatchKind kind;
+  Key(int device, const Problem& p, BatchKind kind)
+      : device(device),
+        precision(p.precision),
+        op_a(p.op_a),
+        op_b(p.op_b),
+        m(p.m),
+        n(p.n),
+        k(p.k),
+        lda(p.lda),
+        ldb(p.ldb),
+        ldc(p.ldc),
+        batch(p.batch),
+        kind(kind) {}
   bool operator==(const Key&) const = default;
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h =
-        size_t(k.device) * 31 + size_t(k.precision) * 7 + size_t(k.op_a) * 3 + size_t(k.op_b);
-    for (std::int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc}) h = h * 1000003u ^ size_t(v);
+    size_t h = size_t(k.device) * 31 + size_t(k.precision) * 7 + size_t(k.op_a) * 3 +
+               size_t(k.op_b) + size_t(k.kind) * 131;
+    for (std::int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc, k.batch})
+      h = h * 1000003u ^ size_t(v);
     return h;
   }
 };
@@ -55,37 +73,45 @@ class Dispatcher {
     entries_.clear();
   }
   void run(const Problem& p, const void* a, const void* b, void* c, CudaStream stream) {
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess)
-      throw InputError("gemmtune::gemm needs a CUDA GPU; none is usable on this machine");
-    const Key key{device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc};
-    const Entry* entry = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = entries_.find(key);
-      if (it == entries_.end()) it = entries_.emplace(key, make_entry(device, p)).first;
-      entry = &it->second;
-    }
-    // Entries are never erased while calls may run (only set_dispatch_database clears them).
-    entry->kernel->launch(p, a, b, c, stream);
+    entry(p, BatchKind::Strided).kernel->launch(p, a, b, c, stream);
   }
-  DispatchChoice last(const Problem& p) {
+  // `representative` picks and caches the kernel; `call` is what it runs on.
+  void run_batched(const Problem& representative, BatchKind kind, const Problem& call,
+                   const BatchArrays& arrays, CudaStream stream) {
+    entry(representative, kind).kernel->launch_batched(call, arrays, stream);
+  }
+  DispatchChoice last(const Problem& p, BatchKind kind) {
     int device = 0;
     cudaGetDevice(&device);
     std::lock_guard lock(mutex_);
-    const auto it =
-        entries_.find(Key{device, p.precision, p.op_a, p.op_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc});
+    const auto it = entries_.find(Key(device, p, kind));
     if (it == entries_.end())
-      throw InputError(p.shape_id() + " was never dispatched on this device");
+      throw InputError(p.shape_id() + " (" + to_string(kind) +
+                       " batch) was never dispatched on this device");
     return it->second.choice;
   }
 
  private:
-  Entry make_entry(int device, const Problem& p) {
+  const Entry& entry(const Problem& p, BatchKind kind) {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess)
+      throw InputError("gemmtune::gemm needs a CUDA GPU; none is usable on this machine");
+    const Key key(device, p, kind);
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) it = entries_.emplace(key, make_entry(device, p, kind)).first;
+    // Entries are never erased while calls may run (only set_dispatch_database clears them).
+    return it->second;
+  }
+
+  Entry make_entry(int device, const Problem& p, BatchKind kind) {
     auto spec = specs_.find(device);
     if (spec == specs_.end()) spec = specs_.emplace(device, query_local_device()).first;
     Entry e;
     if (!bundle_dir_.empty()) {
+      if (kind != BatchKind::Strided)
+        throw InputError(std::string("a dispatch bundle holds strided kernels only; a ") +
+                         to_string(kind) + " batch needs the store (set_dispatch_bundle(\"\"))");
       auto bundle = bundles_.find(device);
       if (bundle == bundles_.end())
         bundle = bundles_.emplace(device, read_bundle(bundle_dir_, spec->second.arch())).first;
@@ -95,10 +121,12 @@ class Dispatcher {
       return e;
     }
     e.choice = choose_kernel(p, spec->second, db_path_);
+    e.choice.config = batched_config(e.choice.config, kind);
     const CompileCache cache(CompileCache::default_directory());
-    const CompileResult compiled = compile_source(
-        render_source(e.choice.config, p.precision, p.op_a, p.op_b), spec->second.arch(), &cache);
-    e.kernel = std::make_unique<LoadedKernel>(compiled, e.choice.config, p.precision);
+    const CompileResult compiled =
+        compile_source(render_source(e.choice.config, p.precision, p.op_a, p.op_b, kind),
+                       spec->second.arch(), &cache);
+    e.kernel = std::make_unique<LoadedKernel>(compiled, e.choice.config, p.precision, kind);
     return e;
   }
 
@@ -151,7 +179,110 @@ void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_
   Dispatcher::get().run(p, a, b, c, stream);
 }
 
+Scalar real_scalar(double v) {
+  return {v, 0};
+}
+template <typename R>
+Scalar complex_scalar(std::complex<R> v) {
+  return {double(v.real()), double(v.imag())};
+}
+
+// Null arrays, before anything else, naming the argument (sizes and batch: batched_representative).
+void check_arrays(std::initializer_list<std::pair<const char*, const void*>> arrays) {
+  for (const auto& [name, array] : arrays)
+    if (!array) throw InputError(std::string(name) + " is null: it must be a device array");
+}
+
+Problem batched_call(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int64_t batch, Scalar alpha, Scalar beta) {
+  Problem p;
+  p.precision = precision;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.batch = batch;
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
+}
+
+template <typename T>
+void dispatch_batched(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
+                      std::int64_t k, Scalar alpha, const T* const* a, std::int64_t lda,
+                      const T* const* b, std::int64_t ldb, Scalar beta, T* const* c,
+                      std::int64_t ldc, std::int64_t batch, CudaStream stream) {
+  check_arrays({{"a_array", a}, {"b_array", b}, {"c_array", c}});
+  Problem call = batched_call(precision, op_a, op_b, m, n, k, batch, alpha, beta);
+  call.lda = lda;
+  call.ldb = ldb;
+  call.ldc = ldc;
+  const Problem representative = batched_representative(call, BatchKind::PointerArray);
+  if (m == 0 || n == 0) return;
+  BatchArrays arrays;
+  arrays.a = a;
+  arrays.b = b;
+  arrays.c = c;
+  Dispatcher::get().run_batched(representative, BatchKind::PointerArray, call, arrays, stream);
+}
+
+template <typename T>
+void dispatch_vbatched(Precision precision, Op op_a, Op op_b, const int* m, const int* n,
+                       const int* k, Scalar alpha, const T* const* a, const int* lda,
+                       const T* const* b, const int* ldb, Scalar beta, T* const* c, const int* ldc,
+                       std::int64_t batch, std::int64_t max_m, std::int64_t max_n,
+                       std::int64_t max_k, CudaStream stream) {
+  check_arrays({{"m", m},
+                {"n", n},
+                {"k", k},
+                {"a_array", a},
+                {"lda", lda},
+                {"b_array", b},
+                {"ldb", ldb},
+                {"c_array", c},
+                {"ldc", ldc}});
+  const Problem call = batched_call(precision, op_a, op_b, max_m, max_n, max_k, batch, alpha, beta);
+  const Problem representative = batched_representative(call, BatchKind::Variable);
+  if (max_m == 0 || max_n == 0) return;
+  const BatchArrays arrays{a, b, c, m, n, k, lda, ldb, ldc};
+  Dispatcher::get().run_batched(representative, BatchKind::Variable, call, arrays, stream);
+}
+
 }  // namespace
+
+Problem batched_representative(const Problem& call, BatchKind kind) {
+  const bool variable = kind == BatchKind::Variable;
+  const char* suffix = variable ? " (the batch's largest)" : "";
+  for (const auto& [name, value] :
+       {std::pair{variable ? "max_m" : "m", call.m}, std::pair{variable ? "max_n" : "n", call.n},
+        std::pair{variable ? "max_k" : "k", call.k}})
+    if (value < 0)
+      throw InputError(std::string(name) + " = " + std::to_string(value) + suffix +
+                       " is invalid: it must be >= 0");
+  if (call.batch < 1 || call.batch > 65535)
+    throw InputError("batch = " + std::to_string(call.batch) +
+                     " is invalid: it must be 1 to 65535 (the grid's z extent)");
+  // Empty sizes choose as size 1: the kernel is still launched for K = 0 (C = beta * C).
+  Problem p = call;
+  p.m = std::max<std::int64_t>(p.m, 1);
+  p.n = std::max<std::int64_t>(p.n, 1);
+  p.k = std::max<std::int64_t>(p.k, 1);
+  if (!variable) {
+    p.validate();  // the call's leading dimensions, ops, scalars
+    return p;
+  }
+  p.lda = p.ldb = p.ldc = 0;  // packed for the maxima
+  return p.normalized();
+}
+
+KernelConfig batched_config(KernelConfig chosen, BatchKind kind) {
+  if (kind == BatchKind::Variable) {
+    chosen.split_k = 0;
+    chosen.vec_a = chosen.vec_b = 1;
+  }
+  return chosen;
+}
 
 void set_dispatch_database(const std::string& path) {
   Dispatcher::get().set_database(path);
@@ -161,8 +292,8 @@ void set_dispatch_bundle(const std::string& dir) {
   Dispatcher::get().set_bundle(dir);
 }
 
-DispatchChoice last_dispatch(const Problem& p) {
-  return Dispatcher::get().last(p);
+DispatchChoice last_dispatch(const Problem& p, BatchKind kind) {
+  return Dispatcher::get().last(p, kind);
 }
 
 void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
@@ -189,5 +320,30 @@ void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, std::com
   dispatch(Precision::Z, oa, ob, m, n, k, {alpha.real(), alpha.imag()}, a, lda, b, ldb,
            {beta.real(), beta.imag()}, c, ldc, stream);
 }
+
+}  // namespace gemmtune
+
+namespace gemmtune {
+
+#define GEMMTUNE_BATCHED(T, PREC, TO_SCALAR)                                                       \
+  void gemm_batched(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,         \
+                    const T* const* a, std::int64_t lda, const T* const* b, std::int64_t ldb,      \
+                    T beta, T* const* c, std::int64_t ldc, std::int64_t batch,                     \
+                    CudaStream stream) {                                                           \
+    dispatch_batched(PREC, oa, ob, m, n, k, TO_SCALAR(alpha), a, lda, b, ldb, TO_SCALAR(beta), c,  \
+                     ldc, batch, stream);                                                          \
+  }                                                                                                \
+  void gemm_vbatched(Op oa, Op ob, const int* m, const int* n, const int* k, T alpha,              \
+                     const T* const* a, const int* lda, const T* const* b, const int* ldb, T beta, \
+                     T* const* c, const int* ldc, std::int64_t batch, std::int64_t max_m,          \
+                     std::int64_t max_n, std::int64_t max_k, CudaStream stream) {                  \
+    dispatch_vbatched(PREC, oa, ob, m, n, k, TO_SCALAR(alpha), a, lda, b, ldb, TO_SCALAR(beta), c, \
+                      ldc, batch, max_m, max_n, max_k, stream);                                    \
+  }
+GEMMTUNE_BATCHED(float, Precision::S, real_scalar)
+GEMMTUNE_BATCHED(double, Precision::D, real_scalar)
+GEMMTUNE_BATCHED(std::complex<float>, Precision::C, complex_scalar)
+GEMMTUNE_BATCHED(std::complex<double>, Precision::Z, complex_scalar)
+#undef GEMMTUNE_BATCHED
 
 }  // namespace gemmtune

@@ -112,8 +112,78 @@ void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
           const std::complex<double>* b, std::int64_t ldb, std::complex<double> beta,
           std::complex<double>* c, std::int64_t ldc, CudaStream stream = nullptr);
 
+// ---------------------------------------------------------------- batched
+// Pointer-array batches (as cublasGemmBatchedEx): matrix i at a_array[i], b_array[i],
+// c_array[i] (device arrays of device pointers), one shape and leading dimensions for all.
+// Variable-size batches (as MAGMA's vbatched): matrix i's m[i], n[i], k[i], lda[i], ldb[i],
+// ldc[i] in device int arrays too, one launch whose grid covers max_m x max_n (host-known; every
+// m[i] <= max_m and n[i] <= max_n, lda[i] >= its rows of A, and so on, is the caller's promise:
+// the values are on the device and go unchecked). Sizes may be 0: an empty C is left alone, and
+// K = 0 gives C = beta * C. Pointers must be aligned as gemm()'s are (cudaMalloc's alignment,
+// or at least 16 bytes). batch is 1 to 65535; arrays must not be null. Throws InputError naming
+// the bad argument and its limit. A dispatch bundle (set_dispatch_bundle) holds strided kernels
+// only: batched calls then throw.
+//
+// The kernel: the template's source for the batch kind (BATCH_MODE), with the configuration
+// chosen as for a representative strided problem (batched_representative), adapted to the kind
+// (batched_config). The store holds strided tunings only, so neither kind has entries of its own.
+void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                  const float* const* a_array, std::int64_t lda, const float* const* b_array,
+                  std::int64_t ldb, float beta, float* const* c_array, std::int64_t ldc,
+                  std::int64_t batch, CudaStream stream = nullptr);
+void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                  const double* const* a_array, std::int64_t lda, const double* const* b_array,
+                  std::int64_t ldb, double beta, double* const* c_array, std::int64_t ldc,
+                  std::int64_t batch, CudaStream stream = nullptr);
+void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  std::complex<float> alpha, const std::complex<float>* const* a_array,
+                  std::int64_t lda, const std::complex<float>* const* b_array, std::int64_t ldb,
+                  std::complex<float> beta, std::complex<float>* const* c_array, std::int64_t ldc,
+                  std::int64_t batch, CudaStream stream = nullptr);
+void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  std::complex<double> alpha, const std::complex<double>* const* a_array,
+                  std::int64_t lda, const std::complex<double>* const* b_array, std::int64_t ldb,
+                  std::complex<double> beta, std::complex<double>* const* c_array, std::int64_t ldc,
+                  std::int64_t batch, CudaStream stream = nullptr);
+
+void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k, float alpha,
+                   const float* const* a_array, const int* lda, const float* const* b_array,
+                   const int* ldb, float beta, float* const* c_array, const int* ldc,
+                   std::int64_t batch, std::int64_t max_m, std::int64_t max_n, std::int64_t max_k,
+                   CudaStream stream = nullptr);
+void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k, double alpha,
+                   const double* const* a_array, const int* lda, const double* const* b_array,
+                   const int* ldb, double beta, double* const* c_array, const int* ldc,
+                   std::int64_t batch, std::int64_t max_m, std::int64_t max_n, std::int64_t max_k,
+                   CudaStream stream = nullptr);
+void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k,
+                   std::complex<float> alpha, const std::complex<float>* const* a_array,
+                   const int* lda, const std::complex<float>* const* b_array, const int* ldb,
+                   std::complex<float> beta, std::complex<float>* const* c_array, const int* ldc,
+                   std::int64_t batch, std::int64_t max_m, std::int64_t max_n, std::int64_t max_k,
+                   CudaStream stream = nullptr);
+void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k,
+                   std::complex<double> alpha, const std::complex<double>* const* a_array,
+                   const int* lda, const std::complex<double>* const* b_array, const int* ldb,
+                   std::complex<double> beta, std::complex<double>* const* c_array, const int* ldc,
+                   std::int64_t batch, std::int64_t max_m, std::int64_t max_n, std::int64_t max_k,
+                   CudaStream stream = nullptr);
+
+// The dispatch rule of the batched calls, without a GPU. `call` holds the call's precision, ops,
+// batch, and sizes (a variable batch: its maxima; leading dimensions unused). The representative
+// is the strided problem the kernel is chosen for: pointer-array, the call's own shape
+// (leading dimensions and batch included), K at least 1; variable, the maxima packed (K at least
+// 1). Throws InputError as the batched calls do for negative sizes or a bad batch.
+Problem batched_representative(const Problem& call, BatchKind kind);
+// The chosen configuration adapted to the kind: pointer-array unchanged (split-K included: its
+// beta pass reads the pointer array); variable, split-K off (the matrices share no K) and one
+// element per global load of A and B (VA1, VB1: the per-matrix leading dimensions, unknown here,
+// may break a vector load's alignment; the C store checks its alignment at run time).
+KernelConfig batched_config(KernelConfig chosen, BatchKind kind);
+
 // The configuration gemm() used for the most recent call with this shape on this thread's
-// device (for tests and tools); throws InputError if that shape was never dispatched.
-DispatchChoice last_dispatch(const Problem& problem);
+// device (for tests and tools); throws InputError if that shape was never dispatched. For a
+// batched call: its representative problem (batched_representative) and kind.
+DispatchChoice last_dispatch(const Problem& problem, BatchKind kind = BatchKind::Strided);
 
 }  // namespace gemmtune

@@ -6,7 +6,8 @@
 # Steps:
 #   tests                   the [gpu] tests (build/gemmtune_gpu_tests)
 #   vs_cublas FLAGS...      bench/vs_cublas with its own flags (--precision s|d|sd, --seconds,
-#                           --only NAMES, --set targets|wins|all, --domain, --calibration FILE);
+#                           --only NAMES, --set targets|wins|all|batched (batched: any of
+#                           --precision sdcz), --domain, --calibration FILE);
 #                           every attempt exported to attempts_PRECISION.csv
 #   sweep --lines L         per line of bench/sweep_problems.txt (L: "3,5,9" or "3-9"): a sweep of
 #                           the domain (--domain, default compact; 5 repetitions each) into
