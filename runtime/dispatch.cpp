@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
@@ -15,6 +16,7 @@
 #include "kernels/kernels.hpp"
 #include "profiler/profiler.hpp"
 #include "runtime/runtime.hpp"
+#include "search/search.hpp"
 #include "store/store.hpp"
 
 namespace gemmtune {
@@ -26,7 +28,8 @@ struct Key {
   Op op_a, op_b;
   std::int64_t m, n, k, lda, ldb, ldc, batch;
   BatchKind kind;
-  Key(int device, const Problem& p, BatchKind kind)
+  bool scalar_loads;  // A or B not aligned for the chosen kernel's vector loads
+  Key(int device, const Problem& p, BatchKind kind, bool scalar_loads = false)
       : device(device),
         precision(p.precision),
         op_a(p.op_a),
@@ -38,13 +41,14 @@ struct Key {
         ldb(p.ldb),
         ldc(p.ldc),
         batch(p.batch),
-        kind(kind) {}
+        kind(kind),
+        scalar_loads(scalar_loads) {}
   bool operator==(const Key&) const = default;
 };
 struct KeyHash {
   size_t operator()(const Key& k) const {
     size_t h = size_t(k.device) * 31 + size_t(k.precision) * 7 + size_t(k.op_a) * 3 +
-               size_t(k.op_b) + size_t(k.kind) * 131;
+               size_t(k.op_b) + size_t(k.kind) * 131 + size_t(k.scalar_loads) * 521;
     for (std::int64_t v : {k.m, k.n, k.k, k.lda, k.ldb, k.ldc, k.batch})
       h = h * 1000003u ^ size_t(v);
     return h;
@@ -73,7 +77,12 @@ class Dispatcher {
     entries_.clear();
   }
   void run(const Problem& p, const void* a, const void* b, void* c, CudaStream stream) {
-    entry(p, BatchKind::Strided).kernel->launch(p, a, b, c, stream);
+    const Entry& e = entry(p, BatchKind::Strided);
+    if (operands_aligned(e.choice.config, p.precision, a, b)) {
+      e.kernel->launch(p, a, b, c, stream);
+      return;
+    }
+    entry(p, BatchKind::Strided, true).kernel->launch(p, a, b, c, stream);
   }
   // `representative` picks and caches the kernel; `call` is what it runs on.
   void run_batched(const Problem& representative, BatchKind kind, const Problem& call,
@@ -92,23 +101,29 @@ class Dispatcher {
   }
 
  private:
-  const Entry& entry(const Problem& p, BatchKind kind) {
+  const Entry& entry(const Problem& p, BatchKind kind, bool scalar_loads = false) {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess)
       throw InputError("gemmtune::gemm needs a CUDA GPU; none is usable on this machine");
-    const Key key(device, p, kind);
+    const Key key(device, p, kind, scalar_loads);
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
-    if (it == entries_.end()) it = entries_.emplace(key, make_entry(device, p, kind)).first;
+    if (it == entries_.end())
+      it = entries_.emplace(key, make_entry(device, p, kind, scalar_loads)).first;
     // Entries are never erased while calls may run (only set_dispatch_database clears them).
     return it->second;
   }
 
-  Entry make_entry(int device, const Problem& p, BatchKind kind) {
+  Entry make_entry(int device, const Problem& p, BatchKind kind, bool scalar_loads) {
     auto spec = specs_.find(device);
     if (spec == specs_.end()) spec = specs_.emplace(device, query_local_device()).first;
     Entry e;
     if (!bundle_dir_.empty()) {
+      if (scalar_loads)
+        throw InputError(
+            "A or B of " + p.shape_id() +
+            " is not aligned for the bundled kernel's vector loads, and a bundle cannot compile "
+            "another; pass operands aligned as cudaMalloc's are, or use the store");
       if (kind != BatchKind::Strided)
         throw InputError(std::string("a dispatch bundle holds strided kernels only; a ") +
                          to_string(kind) + " batch needs the store (set_dispatch_bundle(\"\"))");
@@ -122,6 +137,18 @@ class Dispatcher {
     }
     e.choice = choose_kernel(p, spec->second, db_path_);
     e.choice.config = batched_config(e.choice.config, kind);
+    if (scalar_loads) {
+      e.choice.config = scalar_operand_loads(e.choice.config);
+      // Estimated registers may grow with scalar loads; the compiler keeps within the launch
+      // bounds by spilling, so only the other hard constraints refuse the variant.
+      const auto v = check_hard(p, spec->second, e.choice.config);
+      if (v && v->stage != Stage::RegistersPerThread && v->stage != Stage::RegistersPerBlock)
+        throw InputError(
+            "A or B of " + p.shape_id() +
+            " is not aligned for the chosen kernel's vector loads, and its scalar-load "
+            "variant cannot run: " +
+            v->message);
+    }
     const CompileCache cache(CompileCache::default_directory());
     const CompileResult compiled =
         compile_source(render_source(e.choice.config, p.precision, p.op_a, p.op_b, kind),
@@ -277,11 +304,20 @@ Problem batched_representative(const Problem& call, BatchKind kind) {
 }
 
 KernelConfig batched_config(KernelConfig chosen, BatchKind kind) {
-  if (kind == BatchKind::Variable) {
-    chosen.split_k = 0;
-    chosen.vec_a = chosen.vec_b = 1;
-  }
-  return chosen;
+  if (kind != BatchKind::Variable) return chosen;
+  chosen.split_k = 0;
+  return scalar_operand_loads(chosen);
+}
+
+KernelConfig scalar_operand_loads(KernelConfig c) {
+  c.vec_a = c.vec_b = 1;
+  return c;
+}
+
+bool operands_aligned(const KernelConfig& c, Precision precision, const void* a, const void* b) {
+  const auto bytes = std::uintptr_t(element_bytes(precision));
+  return reinterpret_cast<std::uintptr_t>(a) % (bytes * std::uintptr_t(c.vec_a)) == 0 &&
+         reinterpret_cast<std::uintptr_t>(b) % (bytes * std::uintptr_t(c.vec_b)) == 0;
 }
 
 void set_dispatch_database(const std::string& path) {

@@ -181,6 +181,13 @@ Problem batched_representative(const Problem& call, BatchKind kind);
 // may break a vector load's alignment; the C store checks its alignment at run time).
 KernelConfig batched_config(KernelConfig chosen, BatchKind kind);
 
+// Whether A and B start where the configuration's vector loads of them (VA, VB elements) can
+// read: sub-matrix pointers (a panel of an LU, say) need not. gemm() runs such a call with
+// scalar_operand_loads(chosen) instead, compiled once per shape.
+bool operands_aligned(const KernelConfig& c, Precision precision, const void* a, const void* b);
+// The same tiles with one element per global load of A and B (VA1, VB1).
+KernelConfig scalar_operand_loads(KernelConfig c);
+
 // The configuration gemm() used for the most recent call with this shape on this thread's
 // device (for tests and tools); throws InputError if that shape was never dispatched. For a
 // batched call: its representative problem (batched_representative) and kind.

@@ -282,3 +282,42 @@ TEST_CASE("batched: the FP64 host reference of one matrix, every op", "[batched]
   reference_gemm(Op::N, Op::N, MatrixShape{1, 1, 1, 1, 1, 1}, {2, 0}, {0, 0}, one, one, c);
   CHECK(c[0] == Z(2, 0));
 }
+
+TEST_CASE(
+    "gemm's operands: vector loads need aligned A and B, and every pruned configuration has "
+    "a scalar-load variant that runs",
+    "[runtime]") {
+  const KernelConfig c =
+      KernelConfig::parse("BM64_BN64_BK16_DX16_DY16_DXA16_DXB16_VA4_VB2_LA1_LB1_ST2");
+  const auto at = [](std::uintptr_t address) { return reinterpret_cast<const void*>(address); };
+  CHECK(operands_aligned(c, Precision::S, at(0x1000), at(0x1000)));
+  CHECK_FALSE(operands_aligned(c, Precision::S, at(0x1004), at(0x1000)));  // VA4: 16 bytes
+  CHECK(operands_aligned(c, Precision::S, at(0x1010), at(0x1008)));        // VB2: 8 bytes
+  CHECK_FALSE(operands_aligned(c, Precision::S, at(0x1000), at(0x1004)));
+  CHECK_FALSE(operands_aligned(c, Precision::D, at(0x1010), at(0x1008)));  // VB2 of D: 16 bytes
+  const KernelConfig scalar = scalar_operand_loads(c);
+  CHECK(scalar.vec_a == 1);
+  CHECK(scalar.vec_b == 1);
+  CHECK(operands_aligned(scalar, Precision::S, at(0x1004), at(0x1004)));
+  KernelConfig rest = scalar;
+  rest.vec_a = c.vec_a;
+  rest.vec_b = c.vec_b;
+  CHECK(rest == c);  // nothing else changes
+
+  // The premise of gemm()'s fallback: dropping vector loads keeps a configuration valid.
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  std::size_t vector_loads = 0;
+  for (const auto& [p, domain] :
+       {std::pair{make_problem(Precision::S, Op::N, Op::T, 1000, 1000, 1000), "full"},
+        std::pair{make_problem(Precision::D, Op::T, Op::N, 333, 517, 129), "full"},
+        std::pair{make_problem(Precision::C, Op::N, Op::N, 640, 640, 64), "compact"}})
+    for (const KernelConfig& k : pruned_space(p, h100, SpaceDomain::named(domain))) {
+      if (k.vec_a == 1 && k.vec_b == 1) continue;
+      ++vector_loads;
+      // Only the register estimates may object (more load steps); the compiler spills then.
+      const auto v = check_hard(p, h100, scalar_operand_loads(k));
+      if (v && v->stage != Stage::RegistersPerThread && v->stage != Stage::RegistersPerBlock)
+        FAIL(k.id() << " for " << p.shape_id() << ": " << v->message);
+    }
+  CHECK(vector_loads > 1000);
+}

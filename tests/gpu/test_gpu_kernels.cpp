@@ -519,6 +519,50 @@ TEST_CASE("gpu: gemmtune::gemm dispatches, computes the right thing, and costs l
   std::filesystem::remove(db);
 }
 
+TEST_CASE("gpu: gemmtune::gemm on sub-matrix operands not aligned for vector loads", "[gpu]") {
+  const auto db = std::filesystem::temp_directory_path() / "gemmtune_gpu_misaligned.db";
+  std::filesystem::remove(db);
+  set_dispatch_database(db.string());  // empty: the model's pick
+  const int m = 512, n = 512, k = 512, ld = 520;
+  // One more column than the operands need, so that each can start one element in.
+  std::vector<double> a(size_t(ld) * (k + 1)), b(size_t(ld) * (n + 1));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(double(i) * 0.37);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(double(i) * 0.71);
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  float *da = nullptr, *db_ = nullptr, *dc = nullptr;
+  REQUIRE(cudaMalloc(&da, af.size() * 4) == cudaSuccess);
+  REQUIRE(cudaMalloc(&db_, bf.size() * 4) == cudaSuccess);
+  REQUIRE(cudaMalloc(&dc, size_t(ld) * n * 4) == cudaSuccess);
+  REQUIRE(cudaMemcpy(da, af.data(), af.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(db_, bf.data(), bf.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  // The result of op(A) op(B) with A and B starting `offset` elements into their buffers.
+  auto max_error = [&](size_t offset) {
+    REQUIRE(cudaMemset(dc, 0xff, size_t(ld) * n * 4) == cudaSuccess);  // poisoned
+    gemm(Op::N, Op::N, m, n, k, 1.0f, da + offset, ld, db_ + offset, ld, 0.0f, dc, ld);
+    std::vector<float> got(size_t(ld) * n);
+    REQUIRE(cudaMemcpy(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    double err = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int p = 0; p < k; ++p)
+          sum += double(af[offset + size_t(i + p * ld)]) * double(bf[offset + size_t(p + j * ld)]);
+        err = std::max(err, std::abs(double(got[size_t(i + j * ld)]) - sum));
+      }
+    return err;
+  };
+  CHECK(max_error(0) < 1e-3);
+  const Problem p = make(Precision::S, Op::N, Op::N, m, n, k, ld - m);
+  const KernelConfig chosen = last_dispatch(p).config;
+  INFO("chosen " << chosen.id());
+  REQUIRE((chosen.vec_a > 1 || chosen.vec_b > 1));  // else nothing here needs the fallback
+  CHECK(max_error(1) < 1e-3);  // one element in: the scalar-load variant of the same tiles
+  cudaFree(da);
+  cudaFree(db_);
+  cudaFree(dc);
+  std::filesystem::remove(db);
+}
+
 TEST_CASE("gpu: gemmtune::gemm from a bundle: no store, no compile, the right result", "[gpu]") {
   // A bundle of one kernel for D NN 96^3, made here as export --bundle makes one.
   const DeviceSpec d = query_local_device();
