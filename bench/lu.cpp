@@ -3,10 +3,13 @@
 // flag), timed and verified in the same run.
 //   lu_client [--precision s,d] [--n N,...] [--nb NB,...] [--repeats R] [--db PATH | --bundle DIR]
 //             [--engines cublas,gemmtune] [--threshold T] [--seed S] [--json FILE]
-//             [--print-problems]
+//             [--swaps cusolver|cublas] [--print-problems]
 // Each panel: cusolverDn<t>getrf on the (N - j) x nb panel, its row swaps applied left and right
-// of it (cusolverDn<t>laswp), U12 by cuBLAS TRSM, then A22 -= L21 * U12 by the engine.
-// Verified by ||P A - L U||_F / (||A||_F N eps) on the GPU. --print-problems prints the updates
+// of it (cusolverDn<t>laswp, or with --swaps cublas one cublas<t>swap per row, the pivots read
+// back each panel: a cross-check, slower), U12 by cuBLAS TRSM, then A22 -= L21 * U12 by the
+// engine. Verified by ||P A - L U||_F / (||A||_F N eps) on the GPU, P A formed twice: by
+// cusolverDn<t>laswp with the whole-matrix pivots, and by gathering A's rows in the order the
+// host computes from those pivots (cublas<t>copy, no laswp). --print-problems prints the updates
 // as a `gemmtune tune --problems` file, to tune the workload before timing it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -171,6 +174,8 @@ struct Library<float> {
   static constexpr auto geam = &cublasSgeam;
   static constexpr auto gemm = &cublasSgemm;
   static constexpr auto nrm2 = &cublasSnrm2_64;
+  static constexpr auto copy = &cublasScopy;
+  static constexpr auto swap = &cublasSswap;
   // As the project's cuBLAS reference: FP32 without TF32.
   static constexpr cublasMath_t math = CUBLAS_PEDANTIC_MATH;
 };
@@ -186,6 +191,8 @@ struct Library<double> {
   static constexpr auto geam = &cublasDgeam;
   static constexpr auto gemm = &cublasDgemm;
   static constexpr auto nrm2 = &cublasDnrm2_64;
+  static constexpr auto copy = &cublasDcopy;
+  static constexpr auto swap = &cublasDswap;
   static constexpr cublasMath_t math = CUBLAS_DEFAULT_MATH;
 };
 
@@ -219,9 +226,17 @@ const char* name_of(Engine e) {
   return e == Engine::Cublas ? "cublas" : "gemmtune";
 }
 
+// What applies each panel's row swaps to the columns left and right of it.
+enum class Swaps { Cusolver, Cublas };
+
 struct Timing {
   double total_ms = 0;
   double update_ms = 0;  // the trailing updates' events, summed
+};
+
+// ||P A - L U||_F / (||A||_F N eps), P A by cusolverDn<t>laswp and by a gather of A's rows.
+struct Residuals {
+  double laswp = 0, gathered = 0;
 };
 
 // One order's matrices, shared by every block size: the input, the factors, and for the check
@@ -265,11 +280,12 @@ int as_int(std::int64_t v) {
 template <typename T>
 class BlockedLu {
  public:
-  BlockedLu(const Gpu& gpu, Matrices<T>& m, std::int64_t nb)
+  BlockedLu(const Gpu& gpu, Matrices<T>& m, std::int64_t nb, Swaps swaps)
       : gpu_(gpu),
         m_(m),
         n_(m.n),
         nb_(nb),
+        swaps_(swaps),
         updates_(lu::update_problems(Library<T>::precision, m.n, nb).size()),
         events_(2 * updates_ + 2),
         work_(workspace_elements()) {}
@@ -286,8 +302,10 @@ class BlockedLu {
     for (std::int64_t j = 0; j < n_; j += nb_) {
       const std::int64_t jb = std::min(nb_, n_ - j), rest = n_ - j - jb;
       factor_panel(j, jb);
+      // The last panel's swaps too: L's rows left of it must follow them (P A = L U).
+      swap_rows(j, jb, rest);
       if (rest == 0) continue;
-      swap_and_solve_row_block(j, jb);
+      solve_row_block(j, jb);
       check(cudaEventRecord(events_[2 * update], gpu_.stream.get()), "cudaEventRecord");
       update_trailing(engine, rest, jb, at(j + jb, j), at(j, j + jb), at(j + jb, j + jb));
       check(cudaEventRecord(events_[2 * update + 1], gpu_.stream.get()), "cudaEventRecord");
@@ -303,9 +321,11 @@ class BlockedLu {
   }
 
   // ||P A - L U||_F / (||A||_F N eps) of the last factorization. L U is formed without either
-  // factor: W = I, W = triu(LU) W, W = unit-tril(LU) W (two in-place TRMMs).
-  double residual() {
+  // factor: W = I, W = triu(LU) W, W = unit-tril(LU) W (two in-place TRMMs). P A twice: laswp
+  // with the whole-matrix pivots, then A's rows gathered in the order the host derives from them.
+  Residuals residual() {
     const std::vector<int> pivots = global_pivots();
+    const std::vector<std::int64_t> rows = lu::row_permutation(pivots);
     check(cudaMemcpyAsync(m_.pivots.get(), pivots.data(), pivots.size() * sizeof(int),
                           cudaMemcpyHostToDevice, gpu_.stream.get()),
           "copying the pivots");
@@ -331,12 +351,20 @@ class BlockedLu {
     check(Library<T>::laswp(gpu_.solver.get(), n, pa, n, 1, n, m_.pivots.get(), 1), "laswp P A");
     check(Library<T>::geam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, &one, pa, n, &minus_one, w, n, pa, n),
           "geam P A - L U");
-    T error = 0, norm = 0;
+    T error = 0, gathered_error = 0, norm = 0;
     const std::int64_t count = n_ * n_;
     check(Library<T>::nrm2(h, count, pa, 1, &error), "nrm2 of P A - L U");
+    // Row i of P A is row rows[i] of A: one strided copy per row, no cuSOLVER.
+    for (std::int64_t i = 0; i < n_; ++i)
+      check(Library<T>::copy(h, n, m_.input.get() + rows[size_t(i)], n, pa + i, n),
+            "copying row " + std::to_string(rows[size_t(i)]) + " of A");
+    check(Library<T>::geam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, &one, pa, n, &minus_one, w, n, pa, n),
+          "geam gathered P A - L U");
+    check(Library<T>::nrm2(h, count, pa, 1, &gathered_error), "nrm2 of gathered P A - L U");
     check(Library<T>::nrm2(h, count, m_.input.get(), 1, &norm), "nrm2 of A");
     gpu_.sync();
-    return double(error) / (double(norm) * double(n_) * double(std::numeric_limits<T>::epsilon()));
+    const double scale = double(norm) * double(n_) * double(std::numeric_limits<T>::epsilon());
+    return {double(error) / scale, double(gathered_error) / scale};
   }
 
  private:
@@ -363,14 +391,43 @@ class BlockedLu {
           "getrf of the panel at column " + std::to_string(j));
   }
 
-  // The panel's row swaps on the columns left and right of it, then U12 = L11^-1 A12.
-  void swap_and_solve_row_block(std::int64_t j, std::int64_t jb) {
-    const int n = as_int(n_), rest = as_int(n_ - j - jb);
+  // The panel's row swaps on the columns left and right of it (getrf swapped its own).
+  void swap_rows(std::int64_t j, std::int64_t jb, std::int64_t rest) {
+    const int n = as_int(n_);
+    if (swaps_ == Swaps::Cublas) {
+      std::vector<int> local(static_cast<size_t>(jb));
+      check(cudaMemcpyAsync(local.data(), m_.pivots.get() + j, local.size() * sizeof(int),
+                            cudaMemcpyDeviceToHost, gpu_.stream.get()),
+            "copying the panel's pivots");
+      gpu_.sync();
+      for (std::int64_t i = 0; i < jb; ++i) {
+        const std::int64_t row = j + i, other = j + local[size_t(i)] - 1;
+        if (other < row || other >= n_)
+          throw GpuError("getrf's pivot " + std::to_string(local[size_t(i)]) + " of row " +
+                         std::to_string(row) + " lies outside the panel at column " +
+                         std::to_string(j));
+        if (other == row) continue;
+        cublasHandle_t h = gpu_.blas.get();
+        if (j > 0)
+          check(Library<T>::swap(h, as_int(j), at(row, 0), n, at(other, 0), n), "swap left");
+        if (rest > 0)
+          check(Library<T>::swap(h, as_int(rest), at(row, j + jb), n, at(other, j + jb), n),
+                "swap right");
+      }
+      return;
+    }
     cusolverDnHandle_t s = gpu_.solver.get();
     const int* pivots = m_.pivots.get() + j;
     if (j > 0)
       check(Library<T>::laswp(s, as_int(j), at(j, 0), n, 1, as_int(jb), pivots, 1), "laswp left");
-    check(Library<T>::laswp(s, rest, at(j, j + jb), n, 1, as_int(jb), pivots, 1), "laswp right");
+    if (rest > 0)
+      check(Library<T>::laswp(s, as_int(rest), at(j, j + jb), n, 1, as_int(jb), pivots, 1),
+            "laswp right");
+  }
+
+  // U12 = L11^-1 A12, after the swaps.
+  void solve_row_block(std::int64_t j, std::int64_t jb) {
+    const int n = as_int(n_), rest = as_int(n_ - j - jb);
     const T one = 1;
     check(Library<T>::trsm(gpu_.blas.get(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                            CUBLAS_DIAG_UNIT, as_int(jb), rest, &one, at(j, j), n, at(j, j + jb), n),
@@ -415,6 +472,7 @@ class BlockedLu {
   const Gpu& gpu_;
   Matrices<T>& m_;
   std::int64_t n_, nb_;
+  Swaps swaps_;
   size_t updates_;
   Events events_;
   DeviceArray<T> work_;
@@ -451,7 +509,7 @@ struct Result {
   Timing first;               // the warm-up: library loading, and gemmtune's compiles
   std::vector<Timing> timed;  // the repeats after it
   Timing median;
-  double residual = 0;
+  Residuals residual;
   bool pass = false;
   DispatchSummary dispatch;  // gemmtune only
 };
@@ -472,20 +530,22 @@ Timing median_timing(const std::vector<Timing>& runs) {
 }
 
 void print_header() {
-  std::printf("%-4s %6s %4s %-9s %11s %11s %10s %10s %5s %9s %8s %9s  %s\n", "prec", "N", "nb",
+  std::printf("%-4s %6s %4s %-9s %11s %11s %10s %10s %5s %9s %8s %9s %9s  %s\n", "prec", "N", "nb",
               "engine", "first_ms", "first_upd", "median_ms", "update_ms", "upd%", "upd_TF/s",
-              "LU_TF/s", "residual", "check");
+              "LU_TF/s", "residual", "gathered", "check");
 }
 
 void print_result(const Result& r) {
   const double n = double(r.n), lu_flops = 2.0 / 3 * n * n * n;
   const double update_flops = lu::update_flops(r.n, r.nb);
-  std::printf("%-4c %6lld %4lld %-9s %11.2f %11.2f %10.2f %10.2f %5.1f %9.2f %8.2f %9.2e  %s\n",
-              r.precision, static_cast<long long>(r.n), static_cast<long long>(r.nb),
-              name_of(r.engine), r.first.total_ms, r.first.update_ms, r.median.total_ms,
-              r.median.update_ms, 100 * r.median.update_ms / r.median.total_ms,
-              r.median.update_ms > 0 ? update_flops / (r.median.update_ms * 1e9) : 0.0,
-              lu_flops / (r.median.total_ms * 1e9), r.residual, r.pass ? "PASS" : "FAIL");
+  std::printf(
+      "%-4c %6lld %4lld %-9s %11.2f %11.2f %10.2f %10.2f %5.1f %9.2f %8.2f %9.2e %9.2e  %s\n",
+      r.precision, static_cast<long long>(r.n), static_cast<long long>(r.nb), name_of(r.engine),
+      r.first.total_ms, r.first.update_ms, r.median.total_ms, r.median.update_ms,
+      100 * r.median.update_ms / r.median.total_ms,
+      r.median.update_ms > 0 ? update_flops / (r.median.update_ms * 1e9) : 0.0,
+      lu_flops / (r.median.total_ms * 1e9), r.residual.laswp, r.residual.gathered,
+      r.pass ? "PASS" : "FAIL");
   if (r.engine == Engine::Gemmtune)
     std::printf(
         "     gemmtune dispatch of the %d updates: %d stored, %d nearest tuned shape, %d "
@@ -508,7 +568,8 @@ nlohmann::json to_json(const Result& r) {
                       {"median_update_ms", r.median.update_ms},
                       {"runs", runs},
                       {"update_flops", lu::update_flops(r.n, r.nb)},
-                      {"residual_fro", r.residual},
+                      {"residual_fro", r.residual.laswp},
+                      {"residual_fro_gathered", r.residual.gathered},
                       {"pass", r.pass}};
   if (r.engine == Engine::Gemmtune)
     j["dispatch"] = {{"stored", r.dispatch.stored},
@@ -529,6 +590,7 @@ struct Options {
   double threshold = 10;
   std::uint64_t seed = 1;
   bool print_problems = false;
+  std::string swaps = "cusolver";
 };
 
 std::vector<Precision> precisions_of(const Options& o) {
@@ -557,6 +619,12 @@ std::vector<Engine> engines_of(const Options& o) {
       throw InputError("--engines '" + e + "' is not cublas or gemmtune");
   }
   return out;
+}
+
+Swaps swaps_of(const Options& o) {
+  if (o.swaps == "cusolver") return Swaps::Cusolver;
+  if (o.swaps == "cublas") return Swaps::Cublas;
+  throw InputError("--swaps '" + o.swaps + "' is not cusolver or cublas");
 }
 
 // Every (precision, N, nb) asked for; throws InputError naming a bad value.
@@ -588,7 +656,7 @@ std::vector<lu::Blocking> blockings_of(const Options& o) {
 template <typename T>
 std::vector<Result> run_blocking(const Gpu& gpu, Matrices<T>& m, std::int64_t nb,
                                  const std::vector<Engine>& engines, const Options& o) {
-  BlockedLu<T> factorization(gpu, m, nb);
+  BlockedLu<T> factorization(gpu, m, nb, swaps_of(o));
   std::vector<Result> results;
   for (Engine e : engines) {
     Result r;
@@ -598,7 +666,8 @@ std::vector<Result> run_blocking(const Gpu& gpu, Matrices<T>& m, std::int64_t nb
     r.engine = e;
     r.first = factorization.factor(e);
     r.residual = factorization.residual();
-    r.pass = std::isfinite(r.residual) && r.residual < o.threshold;
+    r.pass = std::isfinite(r.residual.laswp) && r.residual.laswp < o.threshold &&
+             std::isfinite(r.residual.gathered) && r.residual.gathered < o.threshold;
     if (e == Engine::Gemmtune) r.dispatch = summarize_dispatch(Library<T>::precision, m.n, nb);
     results.push_back(r);
   }
@@ -663,6 +732,7 @@ std::string device_name() {
 int run(const Options& o) {
   const std::vector<lu::Blocking> blockings = blockings_of(o);
   const std::vector<Engine> engines = engines_of(o);
+  swaps_of(o);
   if (o.print_problems) {
     std::fputs(lu::workload_text(blockings).c_str(), stdout);
     return 0;
@@ -687,16 +757,18 @@ int run(const Options& o) {
                         {"repeats", o.repeats},
                         {"threshold", o.threshold},
                         {"residual", "||P A - L U||_F / (||A||_F N eps)"},
+                        {"swaps", o.swaps},
                         {"results", nlohmann::json::array()},
                         {"ratios", nlohmann::json::array()}};
   std::printf(
       "lu_client on %s; gemmtune kernels from %s; median of %d runs after a warm-up; "
-      "residual ||P A - L U||_F / (||A||_F N eps), PASS below %g\n",
+      "residual ||P A - L U||_F / (||A||_F N eps) with P A by laswp and gathered, PASS when both "
+      "below %g; row swaps by %s\n",
       out["device"].get<std::string>().c_str(),
       !o.bundle.empty() ? ("the bundle " + o.bundle).c_str()
       : !o.db.empty()   ? ("the store " + o.db).c_str()
                         : "$GEMMTUNE_DB or the default store",
-      o.repeats, o.threshold);
+      o.repeats, o.threshold, o.swaps.c_str());
   print_header();
   bool pass = true;
   for (const std::string& p : o.precisions) {
@@ -727,6 +799,9 @@ int main(int argc, char** argv) {
   app.add_option("--threshold", o.threshold, "PASS below this scaled residual");
   app.add_option("--seed", o.seed, "of the random matrix");
   app.add_option("--json", o.json, "write every run and ratio to this file");
+  app.add_option("--swaps", o.swaps,
+                 "what applies each panel's row swaps: cusolver (laswp) or cublas (a swap per row, "
+                 "slower: a cross-check)");
   app.add_flag("--print-problems", o.print_problems,
                "print the updates as a `gemmtune tune --problems` file and exit (no GPU needed)");
   CLI11_PARSE(app, argc, argv);

@@ -101,4 +101,21 @@ inline std::vector<int> global_pivots(const std::vector<int>& panel_pivots, std:
   return out;
 }
 
+// The permutation that LAPACK's whole-matrix pivots (1-based, applied in order from the first row,
+// as laswp does with k1 = 1, k2 = N) make: row i of P A is row out[i] (0-based) of A. A check of
+// P A that needs no laswp. Throws InputError naming a pivot outside 1..N.
+inline std::vector<std::int64_t> row_permutation(const std::vector<int>& pivots) {
+  const auto n = std::int64_t(pivots.size());
+  std::vector<std::int64_t> out(pivots.size());
+  for (std::int64_t i = 0; i < n; ++i) out[size_t(i)] = i;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t pivot = pivots[size_t(i)];
+    if (pivot < 1 || pivot > n)
+      throw InputError("pivot " + std::to_string(pivot) + " of row " + std::to_string(i) +
+                       " is outside 1.." + std::to_string(n));
+    std::swap(out[size_t(i)], out[size_t(pivot - 1)]);
+  }
+  return out;
+}
+
 }  // namespace gemmtune::lu

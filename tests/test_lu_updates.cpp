@@ -123,3 +123,19 @@ TEST_CASE("lu: panel pivots become whole-matrix pivots", "[lu]") {
                     Catch::Contains("pivot 1 of row 1 (panel at row 0) is outside 2..4"));
   CHECK_THROWS_WITH(lu::global_pivots({}, 2), Catch::Contains("N = 0"));
 }
+
+TEST_CASE("lu: whole-matrix pivots become the rows of P A, as laswp from the first row", "[lu]") {
+  // Row 0 swaps with row 2, then row 2 (A's row 0 by then) with row 3.
+  CHECK(lu::row_permutation({3, 2, 4, 4}) == std::vector<std::int64_t>{2, 1, 3, 0});
+  CHECK(lu::row_permutation({1, 2, 3}) == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(lu::row_permutation({}).empty());
+  // Swapping row labels one pivot at a time, as laswp does to A's rows, gives the same rows.
+  const std::vector<int> pivots = lu::global_pivots({4, 3, 3, 4, 2, 3, 1}, 3);
+  std::vector<std::int64_t> labels{0, 1, 2, 3, 4, 5, 6};
+  for (size_t i = 0; i < pivots.size(); ++i) std::swap(labels[i], labels[size_t(pivots[i] - 1)]);
+  CHECK(lu::row_permutation(pivots) == labels);
+  CHECK_THROWS_WITH(lu::row_permutation({2, 0}),
+                    Catch::Contains("pivot 0 of row 1 is outside 1..2"));
+  CHECK_THROWS_WITH(lu::row_permutation({3, 2}),
+                    Catch::Contains("pivot 3 of row 0 is outside 1..2"));
+}
