@@ -38,8 +38,8 @@ namespace {
 
 constexpr int kNoGpu = 77;  // what the GPU tests return where they cannot run
 constexpr std::int64_t kMinBlock = 64, kMaxBlock = 512;
-// gemmtune::gemm's vector and cp.async loads assume 16-byte aligned operands, and L21 and U12
-// start nb-multiples of rows into the matrix: nb a multiple of 8 keeps them aligned.
+// L21 and U12 start nb-multiples of rows into the matrix: nb a multiple of 8 keeps them 16-byte
+// aligned, so gemm runs its vector-load kernels rather than their scalar-load variants.
 constexpr std::int64_t kBlockMultiple = 8;
 
 // ---------------------------------------------------------------- errors and owned handles
