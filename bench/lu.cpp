@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bench/lu_updates.hpp"
+#include "profiler/cuda_handles.hpp"
 #include "runtime/runtime.hpp"
 
 using namespace gemmtune;
@@ -42,95 +43,32 @@ constexpr std::int64_t kMinBlock = 64, kMaxBlock = 512;
 // gemm runs that kernel's scalar-load variant (multiples of 8 of both keep them aligned).
 
 // ---------------------------------------------------------------- errors and owned handles
-struct GpuError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// CUDA and cuBLAS: the profiler's checks and owners (gpu::check, DeviceBuffer, Stream, Event,
+// Cublas); cuSOLVER, which the profiler does not use, here.
+using gpu::check;
+using GpuError = gpu::CudaError;
+template <typename T>
+using DeviceArray = gpu::DeviceBuffer<T>;
 
-void check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess) throw GpuError(what + ": " + cudaGetErrorString(e));
-}
-void check(cublasStatus_t s, const std::string& what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw GpuError(what + ": " + cublasGetStatusString(s));
-}
 void check(cusolverStatus_t s, const std::string& what) {
   if (s != CUSOLVER_STATUS_SUCCESS)
     throw GpuError(what + ": cuSOLVER status " + std::to_string(int(s)));
 }
 
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(size_t count) : count_(count) {
-    if (count)
-      check(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)),
-            "cudaMalloc of " + std::to_string(count * sizeof(T)) + " bytes");
-  }
-  ~DeviceArray() {
-    if (ptr_) cudaFree(ptr_);
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return ptr_; }
-  size_t bytes() const { return count_ * sizeof(T); }
-
- private:
-  T* ptr_ = nullptr;
-  size_t count_ = 0;
-};
-
-class Stream {
- public:
-  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  ~Stream() {
-    if (s_) cudaStreamDestroy(s_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
-
 // A fixed set of events: one pair per trailing update and one for the whole factorization.
 class Events {
  public:
-  explicit Events(size_t count) : events_(count, nullptr) {
-    for (cudaEvent_t& e : events_) check(cudaEventCreate(&e), "cudaEventCreate");
-  }
-  ~Events() {
-    for (cudaEvent_t e : events_)
-      if (e) cudaEventDestroy(e);
-  }
-  Events(const Events&) = delete;
-  Events& operator=(const Events&) = delete;
-  cudaEvent_t operator[](size_t i) const { return events_.at(i); }
+  explicit Events(size_t count) : events_(count) {}
+  cudaEvent_t operator[](size_t i) const { return events_.at(i).get(); }
   // Milliseconds between events i and i + 1.
   double elapsed_ms(size_t i) const {
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, events_.at(i), events_.at(i + 1)), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&ms, (*this)[i], (*this)[i + 1]), "cudaEventElapsedTime");
     return ms;
   }
 
  private:
-  std::vector<cudaEvent_t> events_;
-};
-
-class Cublas {
- public:
-  explicit Cublas(cudaStream_t stream) {
-    check(cublasCreate(&h_), "cublasCreate");
-    check(cublasSetStream(h_, stream), "cublasSetStream");
-  }
-  ~Cublas() {
-    if (h_) cublasDestroy(h_);
-  }
-  Cublas(const Cublas&) = delete;
-  Cublas& operator=(const Cublas&) = delete;
-  cublasHandle_t get() const { return h_; }
-
- private:
-  cublasHandle_t h_ = nullptr;
+  std::vector<gpu::Event> events_;
 };
 
 class Cusolver {
@@ -152,9 +90,10 @@ class Cusolver {
 
 // Everything runs in order on one stream: cuSOLVER, cuBLAS and gemmtune::gemm alike.
 struct Gpu {
-  Stream stream;
-  Cublas blas{stream.get()};
+  gpu::Stream stream;
+  gpu::Cublas blas;
   Cusolver solver{stream.get()};
+  Gpu() { check(cublasSetStream(blas.get(), stream.get()), "cublasSetStream"); }
   void sync() const { check(cudaStreamSynchronize(stream.get()), "cudaStreamSynchronize"); }
 };
 
@@ -356,7 +295,7 @@ class BlockedLu {
     // Row i of P A is row rows[i] of A: one strided copy per row, no cuSOLVER.
     for (std::int64_t i = 0; i < n_; ++i)
       check(Library<T>::copy(h, n, m_.input.get() + rows[size_t(i)], n, pa + i, n),
-            "copying row " + std::to_string(rows[size_t(i)]) + " of A");
+            ("copying row " + std::to_string(rows[size_t(i)]) + " of A").c_str());
     check(Library<T>::geam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, &one, pa, n, &minus_one, w, n, pa, n),
           "geam gathered P A - L U");
     check(Library<T>::nrm2(h, count, pa, 1, &gathered_error), "nrm2 of gathered P A - L U");
