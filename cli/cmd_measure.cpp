@@ -65,6 +65,25 @@ std::vector<MatrixShape> read_sizes_file(const std::string& path) {
   return shapes;
 }
 
+// The --config ids (each checked against the problem kernels are chosen for), then the model's
+// --top, adapted to the batch kind as the runtime adapts them. Repeats stay: rows keep the
+// positions the caller asked for (scripts/device-fresh-check reads them so).
+std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem& chosen_for,
+                                             const DeviceSpec& d, const ModelCoefficients& k,
+                                             BatchKind kind) {
+  std::vector<KernelConfig> configs;
+  auto add = [&](const KernelConfig& c) { configs.push_back(batched_config(c, kind)); };
+  for (const auto& id : a.configs) {
+    const KernelConfig c = KernelConfig::parse(id);
+    if (auto v = check_hard(chosen_for, d, c))
+      throw InputError("configuration " + c.id() + " breaks " + v->message);
+    add(c);
+  }
+  if (a.top > 0)
+    for (const auto& r : rank_space(chosen_for, d, a.top, k).top) add(r.config);
+  return configs;
+}
+
 // Pointer-array and variable-size batches: each configuration (adapted as the runtime adapts
 // it) verified on every matrix against the FP64 host reference and timed; cuBLAS's strided
 // batched call beside a pointer-array batch (the same shape), none beside a variable one.
@@ -97,18 +116,8 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
   const Problem call = data.call(kind);
   const Problem representative = batched_representative(call, kind);
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
-  std::vector<KernelConfig> configs;
-  for (const auto& id : a.configs) {
-    const KernelConfig c = KernelConfig::parse(id);
-    if (auto v = check_hard(representative, d, c))
-      throw InputError("configuration " + c.id() + " breaks " + v->message);
-    configs.push_back(batched_config(c, kind));
-  }
-  if (a.top > 0)
-    for (const auto& r : rank_space(representative, d, a.top, calibration.coefficients).top) {
-      const KernelConfig c = batched_config(r.config, kind);
-      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
-    }
+  const std::vector<KernelConfig> configs =
+      configs_to_measure(a, representative, d, calibration.coefficients, kind);
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
   CompileCache cache(a.cache);
@@ -165,16 +174,8 @@ void run(const MeasureArgs& a) {
   GpuSession gpu(0);
   const DeviceSpec& d = gpu.device();
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
-  std::vector<KernelConfig> configs;
-  for (const auto& id : a.configs) {
-    const KernelConfig c = KernelConfig::parse(id);
-    if (auto v = check_hard(p, d, c))
-      throw InputError("configuration " + c.id() + " breaks " + v->message);
-    configs.push_back(c);
-  }
-  if (a.top > 0)
-    for (const auto& r : rank_space(p, d, a.top, calibration.coefficients).top)
-      configs.push_back(r.config);
+  const std::vector<KernelConfig> configs =
+      configs_to_measure(a, p, d, calibration.coefficients, BatchKind::Strided);
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
   CompileCache cache(a.cache);

@@ -186,22 +186,31 @@ class Dispatcher {
   std::map<int, DeviceSpec> specs_;
 };
 
-template <typename T>
-void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
-              Scalar alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, Scalar beta,
-              T* c, std::int64_t ldc, CudaStream stream) {
-  Problem p;  // assigned field by field: the hot path validates once, below
+// The call as a problem, unchecked: gemm() validates it once, the batched calls name what is
+// wrong in batched_representative.
+Problem call_problem(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
+                     std::int64_t k, std::int64_t batch, Scalar alpha, Scalar beta) {
+  Problem p;
   p.precision = precision;
   p.op_a = op_a;
   p.op_b = op_b;
   p.m = m;
   p.n = n;
   p.k = k;
+  p.batch = batch;
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
+}
+
+template <typename T>
+void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              Scalar alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, Scalar beta,
+              T* c, std::int64_t ldc, CudaStream stream) {
+  Problem p = call_problem(precision, op_a, op_b, m, n, k, 1, alpha, beta);
   p.lda = lda;
   p.ldb = ldb;
   p.ldc = ldc;
-  p.alpha = alpha;
-  p.beta = beta;
   p.validate();
   Dispatcher::get().run(p, a, b, c, stream);
 }
@@ -220,28 +229,13 @@ void check_arrays(std::initializer_list<std::pair<const char*, const void*>> arr
     if (!array) throw InputError(std::string(name) + " is null: it must be a device array");
 }
 
-Problem batched_call(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
-                     std::int64_t k, std::int64_t batch, Scalar alpha, Scalar beta) {
-  Problem p;
-  p.precision = precision;
-  p.op_a = op_a;
-  p.op_b = op_b;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  p.alpha = alpha;
-  p.beta = beta;
-  return p;
-}
-
 template <typename T>
 void dispatch_batched(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
                       std::int64_t k, Scalar alpha, const T* const* a, std::int64_t lda,
                       const T* const* b, std::int64_t ldb, Scalar beta, T* const* c,
                       std::int64_t ldc, std::int64_t batch, CudaStream stream) {
   check_arrays({{"a_array", a}, {"b_array", b}, {"c_array", c}});
-  Problem call = batched_call(precision, op_a, op_b, m, n, k, batch, alpha, beta);
+  Problem call = call_problem(precision, op_a, op_b, m, n, k, batch, alpha, beta);
   call.lda = lda;
   call.ldb = ldb;
   call.ldc = ldc;
@@ -269,7 +263,7 @@ void dispatch_vbatched(Precision precision, Op op_a, Op op_b, const int* m, cons
                 {"ldb", ldb},
                 {"c_array", c},
                 {"ldc", ldc}});
-  const Problem call = batched_call(precision, op_a, op_b, max_m, max_n, max_k, batch, alpha, beta);
+  const Problem call = call_problem(precision, op_a, op_b, max_m, max_n, max_k, batch, alpha, beta);
   const Problem representative = batched_representative(call, BatchKind::Variable);
   if (max_m == 0 || max_n == 0) return;
   const BatchArrays arrays{a, b, c, m, n, k, lda, ldb, ldc};
