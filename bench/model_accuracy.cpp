@@ -95,6 +95,28 @@ void print_fold(const FoldQuality& f, int k) {
   std::printf("\n");
 }
 
+// Where the problems were recorded on several GPUs: the pooled rows of each GPU's problems (keys
+// "SPEC:problem").
+void print_by_gpu(const ProblemCrossValidation& cv) {
+  std::map<std::string, std::pair<QualityReport, QualityReport>> by_gpu;
+  auto add = [&](const QualityReport& from, bool calibrated) {
+    for (const auto& q : from.problems) {
+      const auto colon = q.problem.find(':');
+      auto& [u, c] = by_gpu[colon == std::string::npos ? "" : q.problem.substr(0, colon)];
+      (calibrated ? c : u).problems.push_back(q);
+    }
+  };
+  add(cv.uncalibrated, false);
+  add(cv.calibrated, true);
+  if (by_gpu.size() < 2) return;
+  for (auto& [gpu, reports] : by_gpu) {
+    summarize(reports.first);
+    summarize(reports.second);
+    print_summary_row(gpu, "uncalibrated", reports.first);
+    print_summary_row(gpu, "calibrated", reports.second);
+  }
+}
+
 // k-fold cross-validation over problems, each fold printed as it is done, then all of them.
 void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
                 std::uint32_t seed) {
@@ -119,6 +141,7 @@ void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& 
   }
   print_summary_row("all", "uncalibrated", cv.uncalibrated);
   print_summary_row("all", "calibrated", cv.calibrated);
+  print_by_gpu(cv);
 }
 
 // Every sample with the uncalibrated model's terms (and a calibration's time, if given), as CSV
@@ -135,10 +158,10 @@ void dump(const DeviceSpec& device, const std::vector<CalibrationSample>& sample
          "t_latency,t_launch,t_store,t_split_pass,tiles,wave_efficiency,occupancy,blocks_per_sm,"
          "fma_count,dram_bytes,l2_bytes,smem_wavefronts,limit\n";
   for (const auto& s : samples) {
-    const Prediction r = predict(s.problem, device, s.config, {}, s.registers);
-    const Prediction c = predict(s.problem, device, s.config, cal, s.registers);
+    const Prediction r = predict(s.problem, sample_device(s, device), s.config, {}, s.registers);
+    const Prediction c = predict(s.problem, sample_device(s, device), s.config, cal, s.registers);
     const Problem& p = s.problem;
-    out << problem_key(p) << "," << to_char(p.precision) << "," << to_char(p.op_a) << ","
+    out << sample_key(s) << "," << to_char(p.precision) << "," << to_char(p.op_a) << ","
         << to_char(p.op_b) << "," << p.m << "," << p.n << "," << p.k << "," << p.batch << ","
         << p.beta.re;
     for (int v : config_csv_values(s.config)) out << "," << v;
@@ -261,8 +284,7 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
   std::vector<QualityReport> pooled(specs.size());
   for (int f = 0; f < k; ++f) {
     std::vector<CalibrationSample> train, held;
-    for (const auto& s : samples)
-      (folds.at(problem_key(s.problem)) == f ? held : train).push_back(s);
+    for (const auto& s : samples) (folds.at(sample_key(s)) == f ? held : train).push_back(s);
     ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
     base.correction = fit_log_time_correction(device, train, base);
     for (std::size_t v = 0; v < specs.size(); ++v) {
@@ -273,8 +295,8 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
         for (const auto& s : held) {
           const auto r = predict_measured(device, s, fitted);
           if (r)
-            held_out << f + 1 << "," << v << "," << problem_key(s.problem) << "," << s.config.id()
-                     << "," << s.time_s << "," << r->time_s << "\n";
+            held_out << f + 1 << "," << v << "," << sample_key(s) << "," << s.config.id() << ","
+                     << s.time_s << "," << r->time_s << "\n";
         }
       pooled[v].problems.insert(pooled[v].problems.end(), q.problems.begin(), q.problems.end());
       std::printf("fold %d/%d %-60s pick med %.3f\n", f + 1, k, specs[v].c_str(),
@@ -313,7 +335,7 @@ std::int64_t parse_count(const std::string& flag, const std::string& value, std:
 // (leave-one-problem-out).
 int fold_count(const std::string& value, const std::vector<CalibrationSample>& samples) {
   std::set<std::string> keys;
-  for (const auto& s : samples) keys.insert(problem_key(s.problem));
+  for (const auto& s : samples) keys.insert(sample_key(s));
   const auto problems = std::int64_t(keys.size());
   if (value == "all") return int(problems);
   std::int64_t k = 0;

@@ -76,9 +76,9 @@ void run(const CalibrateArgs& a) {
                    "fitted on the %s spec\n",
                    name.c_str(), join(builtin_device_names(), ", ").c_str(), device.name.c_str());
     else if (spec != device.name)
-      std::fprintf(stderr,
-                   "warning: attempts recorded on '%s' (spec %s) are fitted on the %s spec\n",
-                   name.c_str(), spec.c_str(), device.name.c_str());
+      std::printf(
+          "attempts recorded on '%s' are predicted on its own spec (%s) in the fit for %s\n",
+          name.c_str(), spec.c_str(), device.name.c_str());
   }
   const auto samples = calibration_samples(attempts);
   if (samples.empty())
@@ -103,9 +103,12 @@ void run(const CalibrateArgs& a) {
     if (!(out << json << "\n")) throw InputError("cannot write '" + a.output + "'");
   }
   if (a.dry_run) return;
-  // Under the spec's name (predict --gpu) and every recorded device name (tune on that GPU).
+  // Under the spec's name (predict --gpu) and every recorded device name of that spec (tune on
+  // that GPU); recordings of other GPUs helped the fit but keep their own calibrations.
   std::set<std::string> names{device.name};
-  for (const auto& at : attempts) names.insert(at.device);
+  for (const auto& at : attempts)
+    if (spec_name_of(at.device) == device.name || spec_name_of(at.device).empty())
+      names.insert(at.device);
   Database db(a.db);
   for (const auto& name : names) db.save_calibration(name, json);
   std::printf("saved in %s for %zu device name(s)\n", a.db.c_str(), names.size());

@@ -29,13 +29,15 @@ double log_loss(const DeviceSpec& d, const std::vector<CalibrationSample>& sampl
     if (!(s.time_s > 0)) continue;
     double e = 3;
     try {
-      e = std::log(predict(s.problem, d, s.config, k, s.registers).time_s / s.time_s);
+      e = std::log(predict(s.problem, sample_device(s, d), s.config, k, s.registers).time_s /
+                   s.time_s);
     } catch (const InputError&) {
     }
-    auto& [sum, sum2] = sums[s.problem.shape_id()];
+    const std::string shape = (s.device ? s.device->name + ":" : "") + s.problem.shape_id();
+    auto& [sum, sum2] = sums[shape];
     sum += e;
     sum2 += e * e;
-    ++counts[s.problem.shape_id()];
+    ++counts[shape];
   }
   double loss = 0;
   for (const auto& [id, acc] : sums) {

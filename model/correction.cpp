@@ -114,7 +114,7 @@ std::optional<Prediction> predict_measured(const DeviceSpec& device, const Calib
                                            const ModelCoefficients& coefficients) {
   if (!(s.time_s > 0)) return std::nullopt;
   try {
-    return predict(s.problem, device, s.config, coefficients, s.registers);
+    return predict(s.problem, sample_device(s, device), s.config, coefficients, s.registers);
   } catch (const InputError&) {
     return std::nullopt;
   }
@@ -157,7 +157,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
       if (row.tensor_core) row.x[2 * n + j] = f[size_t(j)];
       row.x[3 * n + j] = row.gate * f[size_t(j)];
     }
-    by_problem[s.problem.shape_id() + (row.tensor_core ? " mma" : "")].push_back(row);
+    const std::string gpu = s.device ? s.device->name + ":" : "";
+    by_problem[gpu + s.problem.shape_id() + (row.tensor_core ? " mma" : "")].push_back(row);
   }
 
   // On the heap: width^2 doubles exceed Eigen's stack limit.

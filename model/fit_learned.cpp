@@ -102,7 +102,7 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
   std::map<std::string, int> count;
   for (const auto& s : samples) {
     if (!(s.time_s > 0)) continue;
-    const std::string key = problem_key(s.problem);
+    const std::string key = sample_key(s);
     auto [it, fresh] = best.emplace(key, s.time_s);
     if (!fresh) it->second = std::min(it->second, s.time_s);
     ++count[key];
@@ -127,7 +127,7 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
     learned_features(s.problem, s.config, *r, row);
     data.insert(data.end(), row.begin(), row.end());
     labels.push_back(float(std::log(s.time_s / r->time_s)));
-    const std::string key = problem_key(s.problem);
+    const std::string key = sample_key(s);
     const double behind = std::log(s.time_s / best[key]);
     weights.push_back(
         float((1 + options.fast_weight * std::exp(-behind / options.fast_scale)) / count[key]));

@@ -267,7 +267,14 @@ struct CalibrationSample {
   KernelConfig config;
   int registers = -1;  // the compiler's count; -1: use the estimate
   double time_s = 0;   // measured median
+  // The spec of the GPU it was measured on, so that recordings of several GPUs fit together;
+  // null: the device the fit or the ranking is given.
+  std::shared_ptr<const DeviceSpec> device;
 };
+// The spec a sample is predicted on: its own, else `given`.
+inline const DeviceSpec& sample_device(const CalibrationSample& s, const DeviceSpec& given) {
+  return s.device ? *s.device : given;
+}
 
 // The prediction a fit compares with a sample's measurement: none for a sample without a time
 // or one the device cannot run by the model's resources (it says nothing about the others).
@@ -407,6 +414,9 @@ double quantile(std::vector<double> values, double q);
 // where they are not packed and beta where it is not zero, so a packed beta = 0 problem's key is
 // its shape id.
 std::string problem_key(const Problem& p);
+// A sample's ranking: its problem_key, after its spec's name and a colon where it has a spec,
+// so that one shape recorded on two GPUs is two rankings.
+std::string sample_key(const CalibrationSample& s);
 
 // Each problem of the samples (by problem_key) to a fold in [0, k): the sorted keys shuffled
 // with std::mt19937(seed), the i-th to fold i mod k, so the assignment depends on the set of

@@ -150,7 +150,7 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
   std::map<std::string, std::vector<const CalibrationSample*>> by_problem;
   for (const auto& s : samples) {
     if (!(s.time_s > 0)) continue;
-    const std::string key = problem_key(s.problem);
+    const std::string key = sample_key(s);
     auto& list = by_problem[key];
     if (list.empty()) order.push_back(key);
     list.push_back(&s);
@@ -163,7 +163,7 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     for (const auto* s : list) {
       double t = std::numeric_limits<double>::max();  // cannot run: ranked last
       try {
-        t = predict(s->problem, device, s->config, k, s->registers).time_s;
+        t = predict(s->problem, sample_device(*s, device), s->config, k, s->registers).time_s;
       } catch (const InputError&) {
       }
       predicted.push_back(t);
@@ -219,10 +219,14 @@ std::string problem_key(const Problem& p) {
   return key.str();
 }
 
+std::string sample_key(const CalibrationSample& s) {
+  return s.device ? s.device->name + ":" + problem_key(s.problem) : problem_key(s.problem);
+}
+
 std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>& samples, int k,
                                            std::uint32_t seed) {
   std::set<std::string> unique;
-  for (const auto& s : samples) unique.insert(problem_key(s.problem));
+  for (const auto& s : samples) unique.insert(sample_key(s));
   if (k < 2 || size_t(k) > unique.size())
     throw InputError("k = " + std::to_string(k) + " folds: needs 2 to " +
                      std::to_string(unique.size()) + " (the number of problems)");
@@ -240,8 +244,8 @@ FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<Calibratio
                           const std::map<std::string, int>& folds, int fold, FoldFit fit) {
   std::vector<CalibrationSample> train, held;
   for (const auto& s : samples) {
-    const auto it = folds.find(problem_key(s.problem));
-    if (it == folds.end()) throw InputError("problem " + problem_key(s.problem) + " has no fold");
+    const auto it = folds.find(sample_key(s));
+    if (it == folds.end()) throw InputError("problem " + sample_key(s) + " has no fold");
     (it->second == fold ? held : train).push_back(s);
   }
   FoldQuality q;

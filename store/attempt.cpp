@@ -79,12 +79,19 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   std::vector<CalibrationSample> out;
   std::vector<std::vector<double>> times;
   std::map<std::string, std::size_t> index;
+  // Each recorded device name to its built-in spec (null where none matches).
+  std::map<std::string, std::shared_ptr<const DeviceSpec>> specs;
   for (const auto& a : attempts) {
     if (a.status != "ok" || !(a.median_s > 0)) continue;
+    const auto [spec, unseen] = specs.emplace(a.device, nullptr);
+    if (unseen && !spec_name_of(a.device).empty())
+      spec->second =
+          std::make_shared<const DeviceSpec>(find_builtin_device(spec_name_of(a.device)));
     const auto [it, fresh] =
-        index.emplace(problem_key(a.problem) + " " + a.config.id(), out.size());
+        index.emplace(a.device + " " + problem_key(a.problem) + " " + a.config.id(), out.size());
     if (fresh) {
-      out.push_back({a.problem, a.config, a.registers > 0 ? a.registers : -1, a.median_s});
+      out.push_back(
+          {a.problem, a.config, a.registers > 0 ? a.registers : -1, a.median_s, spec->second});
       times.emplace_back();
     }
     times[it->second].push_back(a.median_s);

@@ -109,11 +109,16 @@ TEST_CASE("calibrations record the model version; another version is refused nam
 }
 
 TEST_CASE("the shipped calibration is found by spec name and by the driver's name") {
-  for (const char* name : {"H100-SXM", "NVIDIA H100 80GB HBM3", "h100"}) {
+  const std::pair<const char*, const char*> found[] = {{"H100-SXM", "H100-SXM"},
+                                                       {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+                                                       {"h100", "H100-SXM"},
+                                                       {"H200", "H200"},
+                                                       {"NVIDIA H200", "H200"}};
+  for (const auto& [name, spec] : found) {
     INFO(name);
     const auto shipped = shipped_calibration(name);
     REQUIRE(shipped);
-    CHECK(shipped->spec_name == "H100-SXM");
+    CHECK(shipped->spec_name == spec);
     const ModelCoefficients k = coefficients_from_json(shipped->json);
     CHECK_FALSE(k.correction.empty());
     CHECK(k.fma_efficiency != ModelCoefficients{}.fma_efficiency);
@@ -126,6 +131,7 @@ TEST_CASE("the shipped calibration is found by spec name and by the driver's nam
   }
   const auto names = shipped_calibration_names();
   CHECK(std::find(names.begin(), names.end(), "H100-SXM") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "H200") != names.end());
   // Every shipped file is named by a built-in spec and fits this model.
   for (const auto& name : names) {
     INFO(name);
@@ -145,8 +151,8 @@ TEST_CASE("rank quality of a perfect and of a reversed model") {
   std::vector<double> predicted;
   for (const auto& c : configs) predicted.push_back(predict(p, d, c).time_s);
   for (size_t i = 0; i < configs.size(); ++i) {
-    perfect.push_back({p, configs[i], -1, predicted[i] * 1.7});
-    reversed.push_back({p, configs[i], -1, 1.0 / predicted[i]});
+    perfect.push_back({p, configs[i], -1, predicted[i] * 1.7, {}});
+    reversed.push_back({p, configs[i], -1, 1.0 / predicted[i], {}});
   }
   const QualityReport good = rank_quality(d, perfect, {});
   REQUIRE(good.problems.size() == 1);
@@ -206,7 +212,7 @@ TEST_CASE("the log-time correction recovers a planted error of the model") {
       double e = 0;
       for (size_t j = 0; j < f.size(); ++j)
         e += f[j] * (planted.all[j] + (is_double(p.precision) ? planted.fp64[j] : 0.0));
-      samples.push_back({p, c, -1, r.time_s * std::exp(e)});
+      samples.push_back({p, c, -1, r.time_s * std::exp(e), {}});
     }
   }
   REQUIRE(samples.size() > 300);
@@ -411,7 +417,8 @@ std::vector<KernelConfig> ranked_by_model(const Problem& p, const DeviceSpec& d,
 void add_measured(std::vector<CalibrationSample>& samples, const Problem& p, const DeviceSpec& d,
                   const std::vector<double>& times) {
   const auto configs = ranked_by_model(p, d, times.size());
-  for (size_t i = times.size(); i-- > 0;) samples.push_back({p, configs[i], -1, times[i] * 1e-3});
+  for (size_t i = times.size(); i-- > 0;)
+    samples.push_back({p, configs[i], -1, times[i] * 1e-3, {}});
 }
 
 }  // namespace
@@ -493,7 +500,7 @@ TEST_CASE("the shortlist's peak score counts one configuration per tile family f
     times[fast] = 1.0;
     std::vector<CalibrationSample> samples;
     for (size_t i = 0; i < times.size(); ++i)
-      samples.push_back({p, configs[i], -1, times[i] * 1e-3});
+      samples.push_back({p, configs[i], -1, times[i] * 1e-3, {}});
     const QualityReport r = rank_quality(d, samples, {});
     REQUIRE(r.problems.size() == 1);
     CHECK(r.problems[0].top5_fraction == Approx(0.5));
@@ -520,14 +527,14 @@ TEST_CASE("k folds of problems: deterministic, complete, independent of row orde
   std::set<std::string> keys;
   for (std::int64_t m : {64, 128, 256, 512, 1000, 1024, 2048, 4096, 4097, 8192}) {
     const Problem p = make_problem(Precision::S, Op::N, Op::N, m, 256, 128);
-    for (int repeat = 0; repeat < 3; ++repeat) samples.push_back({p, {}, -1, 1e-3});
+    for (int repeat = 0; repeat < 3; ++repeat) samples.push_back({p, {}, -1, 1e-3, {}});
     keys.insert(problem_key(p));
   }
   Problem padded = samples.front().problem, accumulate = padded;
   padded.lda = 80;
   accumulate.beta = {1.0, 0.0};
-  samples.push_back({padded, {}, -1, 1e-3});
-  samples.push_back({accumulate, {}, -1, 1e-3});
+  samples.push_back({padded, {}, -1, 1e-3, {}});
+  samples.push_back({accumulate, {}, -1, 1e-3, {}});
   keys.insert({problem_key(padded), problem_key(accumulate)});
   REQUIRE(keys.size() == 12);
 

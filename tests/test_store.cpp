@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "model/model.hpp"
 #include "store/store.hpp"
 #include "tests/catch.hpp"
 
@@ -202,6 +203,33 @@ TEST_CASE("store: which calibration ranks: none, a file, the store's, the shippe
   CHECK(c.coefficients == own);
   CHECK(c.description == "file " + file + " (model v" + version + ")");
   fs::remove(file);
+}
+
+TEST_CASE("calibration samples carry the spec of the GPU they were recorded on", "[store]") {
+  // Large enough that the two GPUs' memory bandwidths give different predictions.
+  Attempt h100 = attempt(65536, "BM64_BN64", 3e-5), h200 = h100, unknown = h100;
+  h100.device = "NVIDIA H100 80GB HBM3";
+  h200.device = "NVIDIA H200";
+  h200.median_s = 2e-5;
+  unknown.device = "Some Future GPU";
+  const auto samples = calibration_samples({h100, h200, unknown});
+  REQUIRE(samples.size() == 3);  // one shape and configuration on three GPUs: three samples
+  REQUIRE(samples[0].device);
+  CHECK(samples[0].device->name == "H100-SXM");
+  REQUIRE(samples[1].device);
+  CHECK(samples[1].device->name == "H200");
+  CHECK(samples[1].time_s == Approx(2e-5));
+  CHECK_FALSE(samples[2].device);  // no built-in spec: the fit's own device is used
+  CHECK(sample_key(samples[1]) == "H200:" + problem_key(h200.problem));
+  CHECK(sample_key(samples[2]) == problem_key(h200.problem));
+  // Each is predicted on its own spec, whatever device the fit is given.
+  const DeviceSpec h100_spec = find_builtin_device("H100-SXM");
+  const auto on_h200 = predict_measured(h100_spec, samples[1], {});
+  REQUIRE(on_h200);
+  CHECK(on_h200->time_s == predict(h200.problem, find_builtin_device("H200"), h200.config).time_s);
+  CHECK(on_h200->time_s != predict(h200.problem, h100_spec, h200.config).time_s);
+  CHECK(predict_measured(h100_spec, samples[2], {})->time_s ==
+        predict(h200.problem, h100_spec, h200.config).time_s);
 }
 
 TEST_CASE("calibration samples: a configuration measured again is one sample at its median time",
