@@ -25,13 +25,38 @@ constexpr int kStageLevel[kStageCount] = {
     3, 3,        // occupancy, bank conflicts
     4};          // relevant variants: + unroll, edge, raster
 
+struct Verdict {
+  int stage;  // the failing stage, or the first one left undecided
+  bool failed;
+};
+
+// One combination of the level-2 parameters (stages, pad, layouts, read and address widths)
+// with its verdict at level 2.
+struct SharedChoice {
+  int stages, pad, la, lb, vs, sl;
+  Verdict verdict;
+  double twins;  // configurations it stands for: 2 where its SL1 twin is counted with it
+};
+
+// The level-2 verdicts under one tiling, in walk order. The level-2 stages read the block tile,
+// DX, DY, MM, AC and (with cp.async) VA and VB, never the read layouts, so tilings share them.
+struct SharedChoices {
+  std::array<int, 10> key{};
+  std::vector<SharedChoice> list;            // without the SL1 twins counted with SL0
+  std::array<double, kStageCount> failed{};  // twins rejected at each stage
+  double passing = 0;                        // twins that pass level 2
+  int undecided = kStageCount;               // where those that pass go on
+};
+
 struct Walker {
   const StageContext& ctx;
   const SpaceDomain& dom;
   const std::function<void(const KernelConfig&)>& visit;
   std::array<double, kStageCount> rejected{};
+  // Level-2 verdicts of the tilings of one block tile and compute layout, by SharedChoices::key.
+  std::vector<SharedChoices> shared_memo{};
   // Per tiling: shared-memory cost of each (LA, LB, PD), computed when first needed.
-  std::vector<double> bank_cost;
+  std::vector<double> bank_cost{};
   bool bank_cost_ready = false;
   double bank_cost_min = 0;
   // Per tiling: the raw register estimate depends only on the tiling and the prefetch mode.
@@ -50,18 +75,24 @@ struct Walker {
     return regs_raw[i];
   }
 
+  // Decides stages from `first` on while they are decidable at `level`: the first failing stage,
+  // or the first one left undecided.
+  Verdict judge(const KernelConfig& c, int first, int level) {
+    for (int s = first; s < kStageCount; ++s) {
+      if (!ctx.options.enabled[size_t(s)]) continue;
+      if (kStageLevel[s] > level) return {s, false};
+      if (!passes(static_cast<Stage>(s), c)) return {s, true};
+    }
+    return {kStageCount, false};
+  }
+
   // Tests stages from `first` on while they are decidable at `level`. Returns the first stage
   // left undecided, or -1 after counting the subtree against a failing stage.
   int test(const KernelConfig& c, int first, int level, double subtree) {
-    for (int s = first; s < kStageCount; ++s) {
-      if (!ctx.options.enabled[size_t(s)]) continue;
-      if (kStageLevel[s] > level) return s;
-      if (!passes(static_cast<Stage>(s), c)) {
-        rejected[size_t(s)] += subtree;
-        return -1;
-      }
-    }
-    return kStageCount;
+    const Verdict v = judge(c, first, level);
+    if (!v.failed) return v.stage;
+    rejected[size_t(v.stage)] += subtree;
+    return -1;
   }
 
   size_t bank_index(const KernelConfig& c) const {
@@ -166,16 +197,23 @@ struct Walker {
            ctx.options.enabled[size_t(Stage::RelevantVariants)];
   }
 
-  // Walks the variants of one tiling whose stages before `first` are known to pass.
-  void walk_tiling(KernelConfig c, int first = 0) {
-    const int s1 = test(c, first, 1, variants);
-    if (s1 < 0) return;
-    bank_cost_ready = false;
-    regs_ready.fill(false);
-    const double sub2 = double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() *
-                               dom.raster.size() * dom.vec_c.size());
-    const double sub3 =
-        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
+  static std::array<int, 10> shared_key(const KernelConfig& c, int first) {
+    // Without cp.async the level-2 stages read neither VA nor VB.
+    return {c.blk_m,
+            c.blk_n,
+            c.blk_k,
+            c.dim_x,
+            c.dim_y,
+            c.mma,
+            first,
+            c.async_copy,
+            c.async_copy ? c.vec_a : 0,
+            c.async_copy ? c.vec_b : 0};
+  }
+
+  SharedChoices judge_shared(KernelConfig c, int first) {
+    SharedChoices sc;
+    sc.key = shared_key(c, first);
     for (int st : dom.stages)
       for (int pd : dom.pad)
         for (int la : dom.smem_a_kmajor)
@@ -194,26 +232,102 @@ struct Walker {
                 const bool twin_counted = sl1_counted_with_sl0(c);
                 if (twin_counted && sl == 1) continue;
                 const double twins = twin_counted ? 2.0 : 1.0;
-                const int s2 = test(c, s1, 2, sub2 * twins);
-                if (s2 < 0) continue;
-                for (int pf : dom.prefetch) {
-                  c.prefetch = pf;
-                  const int s3 = test(c, s2, 3, sub3 * twins);
-                  if (s3 < 0) continue;
-                  for (int ur : dom.unroll)
-                    for (int ed : dom.edge)
-                      for (int rs : dom.raster)
-                        for (int vc : dom.vec_c) {
-                          c.unroll = ur;
-                          c.edge = static_cast<EdgeMode>(ed);
-                          c.raster = rs;
-                          c.vec_c = vc;
-                          if (test(c, s3, 4, twins) < 0) continue;
-                          if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
-                          visit(c);
-                        }
+                const Verdict v = judge(c, first, 2);
+                sc.list.push_back({st, pd, la, lb, vs, sl, v, twins});
+                if (v.failed) {
+                  sc.failed[size_t(v.stage)] += twins;
+                } else {
+                  sc.passing += twins;
+                  sc.undecided = v.stage;
                 }
               }
+    return sc;
+  }
+
+  // The tiling's level-2 verdicts; valid until the next call.
+  const SharedChoices& shared_choices(const KernelConfig& c, int first) {
+    const std::array<int, 10> key = shared_key(c, first);
+    // Another block tile or compute layout shares nothing with those remembered.
+    if (!shared_memo.empty() &&
+        !std::equal(key.begin(), key.begin() + 5, shared_memo.front().key.begin()))
+      shared_memo.clear();
+    for (const SharedChoices& sc : shared_memo)
+      if (sc.key == key) return sc;
+    shared_memo.push_back(judge_shared(c, first));
+    return shared_memo.back();
+  }
+
+  // The first level-3 stage from `first` on that reads the tiling alone (thread count, FMAs per
+  // load, tile fit, coalescing) and that it fails, or -1.
+  int tiling_failure(const KernelConfig& c, int first) {
+    for (int s = std::max(first, int(Stage::ThreadCount)); s <= int(Stage::CoalescedReads); ++s)
+      if (ctx.options.enabled[size_t(s)] && !passes(static_cast<Stage>(s), c)) return s;
+    return -1;
+  }
+
+  // Counts the whole subtree of a tiling that fails a tiling-only level-3 stage, as the walk
+  // would: nothing under it survives, so its level-2 and register verdicts alone place it.
+  void reject_tiling(KernelConfig c, const SharedChoices& sc, double sub2, double sub3) {
+    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
+    if (sc.passing == 0) return;
+    for (int pf : dom.prefetch) {
+      c.prefetch = pf;
+      test(c, sc.undecided, 3, sc.passing * sub3);
+    }
+  }
+
+  // Walks the variants of one tiling whose stages before `first` are known to pass.
+  void walk_tiling(KernelConfig c, int first = 0) {
+    const int s1 = test(c, first, 1, variants);
+    if (s1 < 0) return;
+    bank_cost_ready = false;
+    regs_ready.fill(false);
+    const double sub2 = double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() *
+                               dom.raster.size() * dom.vec_c.size());
+    const double sub3 =
+        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
+    const SharedChoices& sc = shared_choices(c, s1);
+    if (tiling_failure(c, sc.undecided) >= 0) {
+      reject_tiling(c, sc, sub2, sub3);
+      return;
+    }
+    for (const SharedChoice& ch : sc.list) {
+      if (ch.verdict.failed) {
+        rejected[size_t(ch.verdict.stage)] += sub2 * ch.twins;
+        continue;
+      }
+      c.stages = ch.stages;
+      c.pad = ch.pad;
+      c.smem_a_kmajor = ch.la;
+      c.smem_b_kmajor = ch.lb;
+      c.vec_s = ch.vs;
+      c.shared32 = ch.sl;
+      walk_prefetch(c, ch.verdict.stage, ch.twins);
+    }
+  }
+
+  // Walks the prefetch modes and the variants under one tiling and level-2 choice.
+  void walk_prefetch(KernelConfig c, int s2, double twins) {
+    const double sub3 =
+        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
+    const bool twin_counted = twins == 2.0;
+    for (int pf : dom.prefetch) {
+      c.prefetch = pf;
+      const int s3 = test(c, s2, 3, sub3 * twins);
+      if (s3 < 0) continue;
+      for (int ur : dom.unroll)
+        for (int ed : dom.edge)
+          for (int rs : dom.raster)
+            for (int vc : dom.vec_c) {
+              c.unroll = ur;
+              c.edge = static_cast<EdgeMode>(ed);
+              c.raster = rs;
+              c.vec_c = vc;
+              if (test(c, s3, 4, twins) < 0) continue;
+              if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
+              visit(c);
+            }
+    }
   }
 };
 
@@ -370,7 +484,7 @@ PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Pi
       visit(split);
     }
   };
-  Walker w{ctx, dom, visit_splits, {}, {}, false, 0};
+  Walker w{ctx, dom, visit_splits};
   const bool tile_fits_on = options.enabled[size_t(Stage::TileFitsProblem)];
   // Raw configurations under one (BM, BN, BK, SK) and one DIM_X.
   const double per_piece =
@@ -489,7 +603,7 @@ Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
                           const KernelConfig& config) {
   const StageContext ctx(problem, device, options, domain);
   const std::function<void(const KernelConfig&)> none;
-  Walker w{ctx, domain, none, {}, {}, false, 0};
+  Walker w{ctx, domain, none};
   for (int s = 0; s < kStageCount; ++s) {
     if (!options.enabled[size_t(s)]) continue;
     if (!w.passes(static_cast<Stage>(s), config)) return static_cast<Stage>(s);
