@@ -106,9 +106,9 @@ void run(const CalibrateArgs& a) {
   // Under the spec's name (predict --gpu) and every recorded device name of that spec (tune on
   // that GPU); recordings of other GPUs helped the fit but keep their own calibrations.
   std::set<std::string> names{device.name};
-  for (const auto& at : attempts)
-    if (spec_name_of(at.device) == device.name || spec_name_of(at.device).empty())
-      names.insert(at.device);
+  for (const auto& name : recorded_on)
+    if (const std::string spec = spec_name_of(name); spec == device.name || spec.empty())
+      names.insert(name);
   Database db(a.db);
   for (const auto& name : names) db.save_calibration(name, json);
   std::printf("saved in %s for %zu device name(s)\n", a.db.c_str(), names.size());

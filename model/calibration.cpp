@@ -33,7 +33,7 @@ double log_loss(const DeviceSpec& d, const std::vector<CalibrationSample>& sampl
                    s.time_s);
     } catch (const InputError&) {
     }
-    const std::string shape = (s.device ? s.device->name + ":" : "") + s.problem.shape_id();
+    const std::string shape = sample_gpu_prefix(s) + s.problem.shape_id();
     auto& [sum, sum2] = sums[shape];
     sum += e;
     sum2 += e * e;

@@ -157,8 +157,8 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
       if (row.tensor_core) row.x[2 * n + j] = f[size_t(j)];
       row.x[3 * n + j] = row.gate * f[size_t(j)];
     }
-    const std::string gpu = s.device ? s.device->name + ":" : "";
-    by_problem[gpu + s.problem.shape_id() + (row.tensor_core ? " mma" : "")].push_back(row);
+    by_problem[sample_gpu_prefix(s) + s.problem.shape_id() + (row.tensor_core ? " mma" : "")]
+        .push_back(row);
   }
 
   // On the heap: width^2 doubles exceed Eigen's stack limit.

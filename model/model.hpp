@@ -414,8 +414,11 @@ double quantile(std::vector<double> values, double q);
 // where they are not packed and beta where it is not zero, so a packed beta = 0 problem's key is
 // its shape id.
 std::string problem_key(const Problem& p);
-// A sample's ranking: its problem_key, after its spec's name and a colon where it has a spec,
-// so that one shape recorded on two GPUs is two rankings.
+// "SPEC:" for a sample with its own spec, else "": what tells apart one shape's samples from two
+// GPUs wherever samples are grouped by problem.
+std::string sample_gpu_prefix(const CalibrationSample& s);
+// A sample's ranking: its problem_key after sample_gpu_prefix, so that one shape recorded on two
+// GPUs is two rankings.
 std::string sample_key(const CalibrationSample& s);
 
 // Each problem of the samples (by problem_key) to a fold in [0, k): the sorted keys shuffled

@@ -219,8 +219,12 @@ std::string problem_key(const Problem& p) {
   return key.str();
 }
 
+std::string sample_gpu_prefix(const CalibrationSample& s) {
+  return s.device ? s.device->name + ":" : "";
+}
+
 std::string sample_key(const CalibrationSample& s) {
-  return s.device ? s.device->name + ":" + problem_key(s.problem) : problem_key(s.problem);
+  return sample_gpu_prefix(s) + problem_key(s.problem);
 }
 
 std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>& samples, int k,

@@ -63,6 +63,10 @@ struct Walker {
   std::array<double, 4> regs_raw{};
   std::array<bool, 4> regs_ready{};
   double variants = dom.variant_count();  // configurations under one tiling
+  // Under one level-3 choice (prefetch fixed): the variants; under one level-2 choice: times the
+  // prefetch modes.
+  double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
+  double sub2 = double(dom.prefetch.size()) * sub3;
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
@@ -267,7 +271,7 @@ struct Walker {
 
   // Counts the whole subtree of a tiling that fails a tiling-only level-3 stage, as the walk
   // would: nothing under it survives, so its level-2 and register verdicts alone place it.
-  void reject_tiling(KernelConfig c, const SharedChoices& sc, double sub2, double sub3) {
+  void reject_tiling(KernelConfig c, const SharedChoices& sc) {
     for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
     if (sc.passing == 0) return;
     for (int pf : dom.prefetch) {
@@ -282,13 +286,9 @@ struct Walker {
     if (s1 < 0) return;
     bank_cost_ready = false;
     regs_ready.fill(false);
-    const double sub2 = double(dom.prefetch.size() * dom.unroll.size() * dom.edge.size() *
-                               dom.raster.size() * dom.vec_c.size());
-    const double sub3 =
-        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
     const SharedChoices& sc = shared_choices(c, s1);
     if (tiling_failure(c, sc.undecided) >= 0) {
-      reject_tiling(c, sc, sub2, sub3);
+      reject_tiling(c, sc);
       return;
     }
     for (const SharedChoice& ch : sc.list) {
@@ -308,8 +308,6 @@ struct Walker {
 
   // Walks the prefetch modes and the variants under one tiling and level-2 choice.
   void walk_prefetch(KernelConfig c, int s2, double twins) {
-    const double sub3 =
-        double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
     const bool twin_counted = twins == 2.0;
     for (int pf : dom.prefetch) {
       c.prefetch = pf;

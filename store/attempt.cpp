@@ -84,9 +84,11 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   for (const auto& a : attempts) {
     if (a.status != "ok" || !(a.median_s > 0)) continue;
     const auto [spec, unseen] = specs.emplace(a.device, nullptr);
-    if (unseen && !spec_name_of(a.device).empty())
-      spec->second =
-          std::make_shared<const DeviceSpec>(find_builtin_device(spec_name_of(a.device)));
+    if (unseen) {
+      const std::string name = spec_name_of(a.device);
+      if (!name.empty())
+        spec->second = std::make_shared<const DeviceSpec>(find_builtin_device(name));
+    }
     const auto [it, fresh] =
         index.emplace(a.device + " " + problem_key(a.problem) + " " + a.config.id(), out.size());
     if (fresh) {
