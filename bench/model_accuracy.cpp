@@ -245,6 +245,11 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
     const auto eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "drop") {  // drop=NAME+NAME: features the trees may not use
+      std::stringstream names(value);
+      for (std::string name; std::getline(names, name, '+');) o.excluded_features.push_back(name);
+      continue;
+    }
     char* end = nullptr;
     const double v = std::strtod(value.c_str(), &end);
     if (value.empty() || *end != '\0' || !(v >= 0))
@@ -263,7 +268,7 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
     } else {
       throw InputError("--learned: unknown setting '" + key +
                        "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma pairs forest)");
+                       "rank rank_sigma pairs forest drop)");
     }
   }
   return o;

@@ -118,6 +118,16 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
                      std::to_string(options.rank_sigma) + " and " +
                      std::to_string(options.rank_pairs));
   const std::size_t width = learned_feature_names().size();
+  // An excluded feature is missing in every row, so no split can gain from it.
+  std::vector<bool> excluded(width, false);
+  for (const auto& name : options.excluded_features) {
+    const auto& names = learned_feature_names();
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end())
+      throw InputError("the learned correction has no feature '" + name + "' (" +
+                       join(names, ", ") + ")");
+    excluded[std::size_t(it - names.begin())] = true;
+  }
   std::vector<float> data, labels, weights, row;
   TrainingRows rows;
   std::map<std::string, int> group_of;
@@ -125,6 +135,8 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
     const auto r = predict_measured(device, s, plain);
     if (!r) continue;
     learned_features(s.problem, s.config, *r, row);
+    for (std::size_t f = 0; f < width; ++f)
+      if (excluded[f]) row[f] = NAN;
     data.insert(data.end(), row.begin(), row.end());
     labels.push_back(float(std::log(s.time_s / r->time_s)));
     const std::string key = sample_key(s);

@@ -356,6 +356,8 @@ struct LearnedCorrectionOptions {
   // fast end is ordered, not only fitted.
   double rank_weight = 1, rank_sigma = 0.1;
   int rank_pairs = 16;
+  // Features the trees may not split on (names of learned_feature_names()).
+  std::vector<std::string> excluded_features;
 };
 // XGBoost regression trees on log(measured / predicted by base without its learned part).
 // Throws InputError with fewer than 2 problems.

@@ -2,8 +2,10 @@
 // the JSON round trip, and what it does to rankings of recorded problems.
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -60,6 +62,40 @@ TEST_CASE("learned features: one value per name, problem and configuration read 
   CHECK(value("thread_tile_m_log2") == Approx(std::log2(128.0 / c.dim_x)));
   CHECK(value("predicted_log") == Approx(std::log(r.time_s)));
   CHECK(value("tile_waste_m") == Approx(384.0 / 300.0));
+}
+
+TEST_CASE("excluded features: no tree splits on them; an unknown name is refused") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const auto samples = every_nth("h100_sweeps.csv", 7);
+  LearnedCorrectionOptions o;
+  o.rounds = 10;
+  auto splits_on = [&](const TreeEnsemble& t, const std::string& name) {
+    const auto& names = learned_feature_names();
+    const int index = int(std::find(names.begin(), names.end(), name) - names.begin());
+    int count = 0;
+    const auto model = nlohmann::json::parse(t.json);
+    for (const auto& tree : model["learner"]["gradient_booster"]["model"]["trees"]) {
+      const auto left = tree["left_children"].get<std::vector<int>>();
+      const auto index_of = tree["split_indices"].get<std::vector<int>>();
+      for (std::size_t i = 0; i < left.size(); ++i) count += left[i] >= 0 && index_of[i] == index;
+    }
+    return count;
+  };
+  // The most used feature of a plain fit is the one to exclude.
+  const TreeEnsemble plain = fit_learned_correction(d, samples, {}, o);
+  std::string most;
+  int uses = 0;
+  for (const auto& name : learned_feature_names())
+    if (const int n = splits_on(plain, name); n > uses) uses = n, most = name;
+  REQUIRE(uses > 0);
+  o.excluded_features = {most};
+  const TreeEnsemble without = fit_learned_correction(d, samples, {}, o);
+  CHECK(splits_on(without, most) == 0);
+  CHECK(without.tree_count() == plain.tree_count());
+
+  o.excluded_features = {"no_such_feature"};
+  CHECK_THROWS_WITH(fit_learned_correction(d, samples, {}, o),
+                    Catch::Contains("no feature 'no_such_feature'") && Catch::Contains("m_log2"));
 }
 
 TEST_CASE("the tree ensemble predicts what XGBoost predicts, and round-trips through JSON") {
