@@ -113,7 +113,7 @@ std::string problem_options(const Problem& p);
 
 enum class EdgeMode : std::uint8_t { Predicate = 0, Redirect = 1 };
 
-// Every parameter of the SIMT GEMM template (kernels/gemm_simt.cuh). Read layouts are in the
+// Every parameter of the GEMM kernels (kernels/*.cuh). Read layouts are in the
 // coordinates of the matrix as stored: DIM_XA threads run along A's leading (contiguous)
 // dimension, DIM_YA along the other, so the same numbers mean coalesced reads for any op.
 struct KernelConfig {

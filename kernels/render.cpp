@@ -1,12 +1,10 @@
-// Renders the SIMT template for one configuration: a block of #defines, then the template.
+// Renders the source of one configuration: a block of #defines, then its family's files.
 #include <algorithm>
 #include <sstream>
 
 #include "kernels/kernels.hpp"
 
 namespace gemmtune {
-
-extern const char* const kEmbeddedGemmSimt;  // generated from gemm_simt.cuh by CMake
 
 namespace {
 
@@ -16,8 +14,9 @@ constexpr int kCrossBarrierRank = 25;
 
 }  // namespace
 
-const std::string& kernel_template() {
-  static const std::string text(kEmbeddedGemmSimt);
+std::string kernel_template(const KernelConfig& c) {
+  std::string text;
+  for (const std::string& file : kernel_files(c)) text += kernel_file(file);
   return text;
 }
 
@@ -32,7 +31,8 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   std::ostringstream s;
   s << "// gemmtune kernel " << c.id() << "\n"
     << "// precision " << to_char(precision) << ", op(A) " << to_char(op_a) << ", op(B) "
-    << to_char(op_b) << "\n";
+    << to_char(op_b) << "\n"
+    << "// family " << family_of(c).name << ", main loop " << main_loop_of(c).name << "\n";
   auto def = [&](const char* name, int value) { s << "#define " << name << ' ' << value << '\n'; };
   def("GT_PREC", static_cast<int>(precision));
   def("GT_OP_A", static_cast<int>(op_a));
@@ -56,7 +56,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
       continue;
     def(p->macro, value);
   }
-  s << kernel_template();
+  s << kernel_template(c);
   return s.str();
 }
 

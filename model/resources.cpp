@@ -63,7 +63,7 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
 }
 
 int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a) {
-  // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/gemm_simt.cuh.
+  // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/mma_sync.cuh.
   if (is_complex(p)) return 1;
   const bool k_major = of_a ? c.smem_a_kmajor : c.smem_b_kmajor;
   const bool aligned =

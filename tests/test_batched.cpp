@@ -54,7 +54,8 @@ TEST_CASE("batched: the rendered source carries the batch kind, strided sources 
   CHECK(strided == render_source(kSimt, Precision::S, Op::N, Op::T, BatchKind::Strided));
   // The template's own default (#ifndef BATCH_MODE) is the only definition.
   CHECK_FALSE(defines(strided, "#define BATCH_MODE 1"));
-  CHECK(strided.substr(0, strided.find(kernel_template())).find("BATCH_MODE") == std::string::npos);
+  CHECK(strided.substr(0, strided.find(kernel_template(kSimt))).find("BATCH_MODE") ==
+        std::string::npos);
   const std::string pointer =
       render_source(kSimt, Precision::S, Op::N, Op::T, BatchKind::PointerArray);
   const std::string variable =

@@ -1,0 +1,62 @@
+// The C store, every family's epilogue, ending the kernel's body: C = alpha * acc + beta * C
+// through ROW_OF / COL_OF of the warp tile, a vector store per group of VEC_S rows (VEC_C), or
+// an atomic sum per element under split-K.
+const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
+(void)read_c;
+#if VEC_C && VEC_S > 1 && !GT_MMA && SPLIT_K == 1
+// A thread's VEC_S rows of a group are contiguous in a column of C: one vector store (and with
+// beta one vector load) covers them where the column is aligned for it, so a warp's store
+// fills whole sectors instead of every VEC_S-th word of them. Misaligned C (ldc or the batch
+// stride not a multiple of VEC_S) and the last rows of an edge tile take the scalar path.
+const bool c_aligned =
+    ldc % VEC_S == 0 && reinterpret_cast<unsigned long long>(C) % (sizeof(elem_t) * VEC_S) == 0;
+#pragma unroll
+for (int i = 0; i < THR_M; i += VEC_S) {
+  const int m = m0 + ROW_OF(i);
+#pragma unroll
+  for (int j = 0; j < THR_N; ++j) {
+    const int n = n0 + COL_OF(j);
+    if (n >= N) continue;
+    elem_t* out = C + m + (long long)n * ldc;
+    if (c_aligned && m + VEC_S <= M) {
+      gt_vec<VEC_S> w;
+      if (read_c) w = *reinterpret_cast<const gt_vec<VEC_S>*>(out);
+#pragma unroll
+      for (int v = 0; v < VEC_S; ++v) {
+        elem_t value = gt_mul(alpha, acc[i + v][j]);
+        if (read_c) gt_fma(value, beta, w.v[v]);
+        w.v[v] = value;
+      }
+      *reinterpret_cast<gt_vec<VEC_S>*>(out) = w;
+    } else {
+#pragma unroll
+      for (int v = 0; v < VEC_S; ++v)
+        if (m + v < M) {
+          elem_t value = gt_mul(alpha, acc[i + v][j]);
+          if (read_c) gt_fma(value, beta, out[v]);
+          out[v] = value;
+        }
+    }
+  }
+}
+#else
+#pragma unroll
+for (int i = 0; i < THR_M; ++i) {
+  const int m = m0 + ROW_OF(i);
+#pragma unroll
+  for (int j = 0; j < THR_N; ++j) {
+    const int n = n0 + COL_OF(j);
+    if (m < M && n < N) {
+      elem_t* out = C + m + (long long)n * ldc;
+      elem_t value = gt_mul(alpha, acc[i][j]);
+#if SPLIT_K > 1
+      gt_atomic_add(out, value);  // gemmtune_scale_c has applied beta
+#else
+      if (read_c) gt_fma(value, beta, *out);
+      *out = value;
+#endif
+    }
+  }
+}
+#endif
+}
