@@ -1,8 +1,8 @@
 """Host time per call of gemmtune.gemm from Python on torch tensors, after the first call, beside
 torch.matmul's own, on the local GPU. Small matrices, so that the GPU keeps up and the launch
-queue never blocks the host: the figure is the host's cost of a call. --no-launch replaces the
-C++ launch by a no-op taking the same arguments, so that the Python side's share (reading the
-tensors, checking them, choosing the call) is timed alone; the difference is the launch's.
+queue never blocks the host: the figure is the host's cost of a call. --no-launch hands the
+short path a no-op in place of the runtime's launch, so that the share of reading the tensors,
+checking them and allocating C is timed alone; the difference is the launch's.
 Each round's calls are issued behind a GPU sleep longer than the round, so that no call waits
 for the GPU (a full launch queue would time the GPU's pace instead of the host's cost).
     python3 bench/python_host_time.py [--calls 500] [--size 64] [--no-launch]"""
@@ -41,7 +41,7 @@ def main() -> int:
                         help="time gemmtune.gemm's Python side only (the launch a no-op)")
     args = parser.parse_args()
     if args.no_launch:
-        _arrays._gemmtune.gemm = lambda *launch: None
+        _arrays._register_torch(launch=lambda *launch: None)
     n = args.size
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
           f"Python {sys.version.split()[0]}; {n}x{n}x{n}; median of 7 rounds of {args.calls} "

@@ -10,6 +10,8 @@
 #include <complex>
 
 #include "app/app.hpp"
+#include "python/launch.hpp"
+#include "python/torch_call.hpp"
 #include "runtime/runtime.hpp"
 
 namespace nb = nanobind;
@@ -84,14 +86,6 @@ app::ProblemOptions problem_from(const nb::dict& d) {
 
 std::string db_or_default(const std::optional<std::string>& db) {
   return db ? *db : gemmtune::Database::default_path();
-}
-
-template <typename T>
-void launch(gemmtune::Op oa, gemmtune::Op ob, std::int64_t m, std::int64_t n, std::int64_t k,
-            T alpha, std::uintptr_t a, std::int64_t lda, std::uintptr_t b, std::int64_t ldb, T beta,
-            std::uintptr_t c, std::int64_t ldc, gemmtune::CudaStream stream) {
-  gemmtune::gemm(oa, ob, m, n, k, alpha, reinterpret_cast<const T*>(a), lda,
-                 reinterpret_cast<const T*>(b), ldb, beta, reinterpret_cast<T*>(c), ldc, stream);
 }
 
 }  // namespace
@@ -219,39 +213,12 @@ NB_MODULE(_gemmtune, m) {
          double alpha_re, double alpha_im, std::uintptr_t a, std::int64_t lda, std::uintptr_t b,
          std::int64_t ldb, double beta_re, double beta_im, std::uintptr_t c, std::int64_t ldc,
          std::uintptr_t stream, int device) {
-        int current = -1;
-        if (cudaGetDevice(&current) != cudaSuccess || current != device) {
-          if (cudaSetDevice(device) != cudaSuccess)
-            throw gemmtune::InputError(
-                "CUDA device " + std::to_string(device) +
-                " cannot be used: " + cudaGetErrorString(cudaGetLastError()));
-        }
-        const gemmtune::Op oa = gemmtune::parse_op(std::string(1, op_a));
-        const gemmtune::Op ob = gemmtune::parse_op(std::string(1, op_b));
-        const auto s = reinterpret_cast<gemmtune::CudaStream>(stream);
-        switch (precision) {
-          case 's':
-            launch<float>(oa, ob, m, n, k, float(alpha_re), a, lda, b, ldb, float(beta_re), c, ldc,
-                          s);
-            break;
-          case 'd':
-            launch<double>(oa, ob, m, n, k, alpha_re, a, lda, b, ldb, beta_re, c, ldc, s);
-            break;
-          case 'c':
-            launch<std::complex<float>>(oa, ob, m, n, k, {float(alpha_re), float(alpha_im)}, a, lda,
-                                        b, ldb, {float(beta_re), float(beta_im)}, c, ldc, s);
-            break;
-          case 'z':
-            launch<std::complex<double>>(oa, ob, m, n, k, {alpha_re, alpha_im}, a, lda, b, ldb,
-                                         {beta_re, beta_im}, c, ldc, s);
-            break;
-          default:
-            throw gemmtune::InputError(std::string("precision '") + precision +
-                                       "' is not one of s, d, c, z");
-        }
+        gemmtune::python::launch({precision, op_a, op_b, m, n, k, alpha_re, alpha_im, a, lda, b,
+                                  ldb, beta_re, beta_im, c, ldc, stream, device});
       },
       "precision"_a, "op_a"_a, "op_b"_a, "m"_a, "n"_a, "k"_a, "alpha_re"_a, "alpha_im"_a, "a"_a,
       "lda"_a, "b"_a, "ldb"_a, "beta_re"_a, "beta_im"_a, "c"_a, "ldc"_a, "stream"_a, "device"_a);
+  gemmtune::python::define_torch_call(m);
 
   m.def("cuda_device_count", [] {
     int count = 0;

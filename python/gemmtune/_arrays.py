@@ -150,77 +150,30 @@ def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: comp
     torch and CuPy, when None). Real and complex, single and double precision; row- and
     column-major views of any leading dimension. A ``ValueError`` names the array at fault
     (host memory, dtype, shape, device, strides) before anything runs."""
-    tensor = _torch_tensor or _find_torch_tensor()
-    if type(a) is tensor and type(b) is tensor and (c is None or type(c) is tensor):
-        done = _torch_row_major(a, b, c, alpha, beta, trans_a, trans_b)
+    if _torch_module is not None or _register_torch() is not None:
+        done = _gemmtune.torch_gemm(a, b, c, alpha, beta, trans_a, trans_b)
         if done is not None:
             return done
     return _general(a, b, c, alpha, beta, trans_a, trans_b)
 
 
-class _NoTorch:
-    """Stands for torch.Tensor until torch is imported: no array is of this type."""
+_torch_module: Any = None  # torch, once registered with the C++ short path
 
 
-_torch_tensor: Any = None  # torch.Tensor, once torch is imported
-_torch_precisions: dict[Any, str] = {}  # torch dtype -> precision letter
-
-
-def _find_torch_tensor() -> Any:
-    global _torch_tensor
+def _register_torch(launch: Any = None) -> Any:
+    """Hands torch's Tensor type, dtypes and current-stream getter to the C++ short path for plain
+    row-major tensors (each attribute read from Python would cost as much as the read itself);
+    None while torch is not imported. ``launch`` (tests) receives the launch's arguments in place
+    of the runtime."""
+    global _torch_module
     torch = sys.modules.get("torch")
     if torch is None:
-        return _NoTorch
-    for name, letter in _PRECISIONS.items():
-        _torch_precisions[getattr(torch, name)] = letter
-    _torch_tensor = torch.Tensor
-    return _torch_tensor
-
-
-def _torch_row_major(a: Any, b: Any, c: Any, alpha: Any, beta: Any, trans_a: bool,
-                     trans_b: bool) -> Any:
-    """gemm's common case, plain torch tensors, row-major, on one CUDA device, non-empty and
-    aligned, with a fraction of the general path's attribute reads and calls (host time per
-    call is the point). None, with nothing launched or allocated, for anything else: the
-    general path then handles it, or words what is wrong."""
-    dtype = a.dtype
-    precision = _torch_precisions.get(dtype)
-    if precision is None or b.dtype is not dtype or not (a.is_cuda and b.is_cuda):
         return None
-    device = a.get_device()
-    shape_a, shape_b = a.shape, b.shape
-    if b.get_device() != device or len(shape_a) != 2 or len(shape_b) != 2:
-        return None
-    a_rows, a_cols = shape_a
-    b_rows, b_cols = shape_b
-    lda, unit_a = a.stride()
-    ldb, unit_b = b.stride()
-    # Row-major with rows of at least their length, none empty: the runtime sees each
-    # transposed, so c^T = op(b)^T op(a)^T with the operands swapped.
-    if (unit_a != 1 or unit_b != 1 or not lda >= a_cols > 0 or not ldb >= b_cols > 0 or
-            a_rows == 0 or b_rows == 0):
-        return None
-    m, k = (a_cols, a_rows) if trans_a else (a_rows, a_cols)
-    kb, n = (b_cols, b_rows) if trans_b else (b_rows, b_cols)
-    pa, pb = a.data_ptr(), b.data_ptr()
-    if kb != k or pa % 16 or pb % 16:
-        return None
-    alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
-    if c is None:
-        # a's dtype and device without parsing keyword arguments: cheaper than torch.empty.
-        c = a.new_empty((m, n))
-        ldc, beta_re, beta_im = n, 0.0, 0.0
-    else:
-        if (c.dtype is not dtype or not c.is_cuda or c.get_device() != device or
-                c.shape != (m, n)):
-            return None
-        ldc, unit_c = c.stride()
-        if unit_c != 1 or ldc < n:
-            return None
-    _gemmtune.gemm(precision, "t" if trans_b else "n", "t" if trans_a else "n", n, m, k,
-                   alpha_re, alpha_im, pb, ldb, pa, lda, beta_re, beta_im, c.data_ptr(), ldc,
-                   (_torch_stream or _find_torch_stream())(device), device)
-    return c
+    _gemmtune.torch_register(torch.Tensor,
+                             [(getattr(torch, name), letter) for name, letter in
+                              _PRECISIONS.items()], _find_torch_stream(), launch)
+    _torch_module = torch
+    return torch
 
 
 def _find_torch_stream() -> Any:

@@ -1,7 +1,8 @@
-"""gemm's short path for torch tensors, checked without torch or a GPU: a stand-in torch module
-whose tensors are host NumPy arrays posing as CUDA ones. Every case must launch exactly what the
-general path launches (the launch replaced by a recorder), and anything the short path does not
-take must reach the general path, so that its errors are the same."""
+"""gemm's short path for torch tensors (C++, the module's torch_gemm), checked without torch or a
+GPU: a stand-in torch module whose tensors are host NumPy arrays posing as CUDA ones. Every case
+must launch exactly what the general path launches (both launches replaced by one recorder), and
+anything the short path does not take must reach the general path, so that its errors are the
+same."""
 
 import sys
 import types
@@ -87,17 +88,21 @@ def make_torch():
 def torch(monkeypatch):
     fake = make_torch()
     monkeypatch.setitem(sys.modules, "torch", fake)
-    for name, value in (("_torch_tensor", None), ("_torch_stream", None)):
+    for name, value in (("_torch_module", None), ("_torch_stream", None)):
         monkeypatch.setattr(_arrays, name, value)
-    monkeypatch.setattr(_arrays, "_torch_precisions", {})
     monkeypatch.setattr(_arrays, "_torch_dtypes", {})
     return fake
 
 
 @pytest.fixture
-def launches(monkeypatch):
+def launches(monkeypatch, torch):
     calls = []
-    monkeypatch.setattr(_arrays._gemmtune, "gemm", lambda *args: calls.append(args))
+
+    def record(*args):
+        calls.append(args)
+
+    monkeypatch.setattr(_arrays._gemmtune, "gemm", record)
+    _arrays._register_torch(launch=record)
     return calls
 
 
@@ -205,3 +210,17 @@ def test_the_short_path_reads_each_tensor_six_times_at_most(torch, launches):
     # dtype, is_cuda, get_device, shape, stride, data_ptr: host time per call is the point.
     assert len(torch.reads) <= 18, torch.reads
     assert "dim" not in torch.reads
+
+
+def test_the_short_path_registration_refuses_what_is_not_torch(torch):
+    with pytest.raises(TypeError, match="tensor_type must be torch.Tensor's type"):
+        _arrays._gemmtune.torch_register(object(), [], abs, None)
+    with pytest.raises(ValueError, match="four"):
+        _arrays._gemmtune.torch_register(torch.Tensor, [], abs, None)
+
+
+def test_arrays_of_another_type_do_not_take_the_short_path(torch, launches, general):
+    a = torch.Tensor(np.zeros((3, 4), np.float64))
+    with pytest.raises(ValueError):
+        _arrays.gemm(a, np.zeros((4, 2)))
+    assert len(general) == 1 and launches == []

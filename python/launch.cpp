@@ -1,0 +1,48 @@
+#include "python/launch.hpp"
+
+#include <cuda_runtime.h>
+
+#include <complex>
+#include <string>
+#include <string_view>
+
+#include "runtime/runtime.hpp"
+
+namespace gemmtune::python {
+namespace {
+
+template <typename T>
+void typed_launch(const ColumnMajorCall& q, T alpha, T beta) {
+  const Op oa = parse_op(std::string_view(&q.op_a, 1));
+  const Op ob = parse_op(std::string_view(&q.op_b, 1));
+  gemm(oa, ob, q.m, q.n, q.k, alpha, reinterpret_cast<const T*>(q.a), q.lda,
+       reinterpret_cast<const T*>(q.b), q.ldb, beta, reinterpret_cast<T*>(q.c), q.ldc,
+       reinterpret_cast<CudaStream>(q.stream));
+}
+
+}  // namespace
+
+void launch(const ColumnMajorCall& q) {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != q.device) {
+    if (cudaSetDevice(q.device) != cudaSuccess)
+      throw InputError("CUDA device " + std::to_string(q.device) +
+                       " cannot be used: " + cudaGetErrorString(cudaGetLastError()));
+  }
+  switch (q.precision) {
+    case 's':
+      return typed_launch<float>(q, float(q.alpha_re), float(q.beta_re));
+    case 'd':
+      return typed_launch<double>(q, q.alpha_re, q.beta_re);
+    case 'c':
+      return typed_launch<std::complex<float>>(q, {float(q.alpha_re), float(q.alpha_im)},
+                                               {float(q.beta_re), float(q.beta_im)});
+    case 'z':
+      return typed_launch<std::complex<double>>(q, {q.alpha_re, q.alpha_im},
+                                                {q.beta_re, q.beta_im});
+    default:
+      throw InputError(std::string("precision '") + q.precision + "' is not one of s, d, c, z");
+  }
+}
+
+}  // namespace gemmtune::python
