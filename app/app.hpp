@@ -148,6 +148,7 @@ struct KernelSetRow {
   KernelTime time;
   KernelConfig best_kernel;  // its own best among all candidates
   KernelTime best;
+  std::vector<KernelTime> members;  // each member's time here (infinite: it cannot run it)
   double loss() const { return kernel ? time.seconds / best.seconds : 0; }
 };
 struct KernelSetResult {
@@ -162,9 +163,13 @@ struct KernelSetResult {
 };
 // The kernels (configurations) that minimise the workload's weighted total time on the store's
 // measurements of gpu and the model's predictions for pairs never measured; a kernel that breaks
-// a hard constraint of a problem is not a choice for it. Throws InputError for a missing store,
-// a size < 1, an empty workload, or a problem neither the store nor the model's space can run.
+// a hard constraint of a problem, or whose every attempt on it failed, is not a choice for it.
+// Throws InputError for a missing store, a size < 1, an empty workload, or a problem neither the
+// store nor the model's space can run.
 KernelSetResult kernel_set(const KernelSetRequest& request);
 nlohmann::json to_json(const KernelSetResult& r);
+// What the set's figures rest on that only the model gives: per problem (the workload's order),
+// the members it could run and its own best where their times are predicted, no repeats.
+std::vector<std::vector<KernelConfig>> predicted_pairs(const KernelSetResult& r);
 
 }  // namespace gemmtune::app

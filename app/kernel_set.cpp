@@ -23,7 +23,8 @@ struct Matrix {
   std::vector<std::vector<bool>> predicted;
 };
 
-// Per problem, the fastest ok median of each configuration the store has on this device.
+// Per problem, the fastest ok median of each configuration the store has on this device; a
+// configuration whose every attempt failed (compile, wrong, fault) as infinity.
 std::vector<std::map<std::string, double>> measured_times(const Database& db,
                                                           const std::vector<WorkloadEntry>& w,
                                                           const DeviceSpec& d,
@@ -31,9 +32,10 @@ std::vector<std::map<std::string, double>> measured_times(const Database& db,
   std::vector<std::map<std::string, double>> out(w.size());
   for (size_t i = 0; i < w.size(); ++i) {
     for (const Attempt& a : db.attempts("", w[i].problem)) {
-      if (a.status != "ok" || !(a.median_s > 0) || spec_name_of(a.device) != d.name) continue;
-      auto [it, fresh] = out[i].emplace(a.config.id(), a.median_s);
-      if (!fresh) it->second = std::min(it->second, a.median_s);
+      if (spec_name_of(a.device) != d.name) continue;
+      const double t = a.status == "ok" && a.median_s > 0 ? a.median_s : kInf;
+      auto [it, fresh] = out[i].emplace(a.config.id(), t);
+      if (!fresh) it->second = std::min(it->second, t);
       if (a.registers > 0) registers[kernel_key(w[i].problem, a.config)] = a.registers;
     }
   }
@@ -52,14 +54,15 @@ Matrix build_matrix(const KernelSetRequest& r, const Database& db, const DeviceS
   for (size_t i = 0; i < r.workload.size(); ++i) {
     const Problem& p = r.workload[i].problem;
     std::vector<std::pair<double, std::string>> fastest;
-    for (const auto& [id, t] : measured[i]) fastest.emplace_back(t, id);
+    for (const auto& [id, t] : measured[i])
+      if (std::isfinite(t)) fastest.emplace_back(t, id);
     std::sort(fastest.begin(), fastest.end());
     if (fastest.size() > size_t(r.candidates)) fastest.resize(size_t(r.candidates));
     for (const auto& f : fastest) add(KernelConfig::parse(f.second));
     const Ranking pick = rank_space(p, d, 1, coefficients, SpaceDomain::named(r.domain));
     if (!pick.top.empty())
       add(pick.top.front().config);
-    else if (measured[i].empty())
+    else if (fastest.empty())
       throw InputError("problem " + p.shape_id() + " has no measurement on " + d.name +
                        " in the store and no configuration of the model's space can run it");
   }
@@ -75,7 +78,7 @@ Matrix build_matrix(const KernelSetRequest& r, const Database& db, const DeviceS
       const auto t = measured[i].find(m.candidates[c].id());
       if (t != measured[i].end()) {
         row[c] = t->second;
-        ratios.push_back(t->second / model_time(p, m.candidates[c]));
+        if (std::isfinite(t->second)) ratios.push_back(t->second / model_time(p, m.candidates[c]));
       } else if (!check_hard(p, d, m.candidates[c])) {
         row[c] = model_time(p, m.candidates[c]);
         guessed[c] = true;
@@ -120,7 +123,7 @@ KernelSetResult kernel_set(const KernelSetRequest& r) {
     const auto& row = m.times[i];
     const size_t best = size_t(std::min_element(row.begin(), row.end()) - row.begin());
     KernelSetRow x{
-        r.workload[i], std::nullopt, {}, m.candidates[best], {row[best], m.predicted[i][best]}};
+        r.workload[i], std::nullopt, {}, m.candidates[best], {row[best], m.predicted[i][best]}, {}};
     const size_t c = set.choice[i];
     if (std::isfinite(row[c])) {
       x.kernel = m.candidates[c];
@@ -130,8 +133,22 @@ KernelSetResult kernel_set(const KernelSetRequest& r) {
     } else {
       ++out.uncovered;
     }
+    for (size_t member : set.members) x.members.push_back({row[member], m.predicted[i][member]});
     out.best_total_s += r.workload[i].weight * row[best];
     out.rows.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::vector<std::vector<KernelConfig>> predicted_pairs(const KernelSetResult& r) {
+  std::vector<std::vector<KernelConfig>> out;
+  for (const KernelSetRow& x : r.rows) {
+    std::vector<KernelConfig> pairs;
+    for (size_t j = 0; j < r.members.size(); ++j)
+      if (x.members[j].predicted) pairs.push_back(r.members[j]);
+    if (x.best.predicted && std::find(pairs.begin(), pairs.end(), x.best_kernel) == pairs.end())
+      pairs.push_back(x.best_kernel);
+    out.push_back(std::move(pairs));
   }
   return out;
 }
@@ -141,6 +158,11 @@ nlohmann::json to_json(const KernelSetResult& r) {
   for (size_t i = 0; i < r.members.size(); ++i)
     members.push_back({{"config", r.members[i].id()}, {"problems", r.serves[i]}});
   for (const KernelSetRow& x : r.rows) {
+    nlohmann::json members_us = nlohmann::json::array();
+    for (const KernelTime& t : x.members)
+      members_us.push_back(std::isfinite(t.seconds)
+                               ? nlohmann::json{{"us", t.seconds * 1e6}, {"predicted", t.predicted}}
+                               : nlohmann::json(nullptr));
     nlohmann::json row = {{"problem", x.entry.problem.shape_id()},
                           {"weight", x.entry.weight},
                           {"kernel", x.kernel ? nlohmann::json(x.kernel->id()) : nullptr},
@@ -149,7 +171,8 @@ nlohmann::json to_json(const KernelSetResult& r) {
                           {"best_kernel", x.best_kernel.id()},
                           {"best_us", x.best.seconds * 1e6},
                           {"best_predicted", x.best.predicted},
-                          {"loss", x.kernel ? nlohmann::json(x.loss()) : nullptr}};
+                          {"loss", x.kernel ? nlohmann::json(x.loss()) : nullptr},
+                          {"members", members_us}};
     rows.push_back(std::move(row));
   }
   return {{"device", r.device.name},

@@ -63,12 +63,15 @@ struct BatchedShape {
   bool variable;
 };
 const BatchedShape kBatchedShapes[] = {
+    {"10000 of 8^3", 8, 8, 8, 10000, false},
+    {"10000 of 16^3", 16, 16, 16, 10000, false},
+    {"10000 of 32^3", 32, 32, 32, 10000, false},
     {"1000 of 64^3", 64, 64, 64, 1000, false},
     {"500 of 128x128x32", 128, 128, 32, 500, false},
     {"100 of 256^3", 256, 256, 256, 100, false},
-    {"var 1000 up to 64", 64, 64, 64, 1000, true},
-    {"var 500 up to 256", 256, 256, 256, 500, true},
-    {"var 200 up to 512", 512, 512, 512, 200, true},
+    {"var 10000 up to 32", 32, 32, 32, 10000, true},
+    {"var 5000 up to 128", 128, 128, 128, 5000, true},
+    {"var 2000 up to 512", 512, 512, 512, 2000, true},
 };
 
 cudaDataType_t cuda_type(Precision p) {

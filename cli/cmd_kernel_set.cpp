@@ -3,6 +3,9 @@
 #include <memory>
 
 #include "cli/options.hpp"
+#include "search/search.hpp"
+#include "search/tuning_run.hpp"
+#include "store/store.hpp"
 
 namespace gemmtune::cli {
 namespace {
@@ -10,7 +13,55 @@ namespace {
 struct KernelSetArgs {
   app::KernelSetRequest request;
   std::string problems, format = "table";
+  int measure_rounds = 0;
+  EvaluatorOptions evaluator;
 };
+
+// Measures each problem's predicted pairs on the local GPU (or a replay), every attempt stored as
+// a tune's are; returns how many were measured.
+int measure_pairs(const KernelSetArgs& a, const std::vector<std::vector<KernelConfig>>& pairs) {
+  EvaluatorOptions o = a.evaluator;
+  o.gpu = a.request.gpu;
+  Database db(a.request.db);
+  const TuningRun run("kernel-set");
+  std::unique_ptr<Evaluator> gpu;  // one worker and compile cache for every problem
+  int measured = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].empty()) continue;
+    const Problem& p = a.request.workload[i].problem;
+    std::unique_ptr<Evaluator> replay;
+    if (o.replay.empty() && !gpu) gpu = app::make_evaluator(o, p);
+    if (!o.replay.empty()) replay = app::make_evaluator(o, p);
+    Evaluator& evaluator = gpu ? *gpu : *replay;
+    std::vector<KernelConfig> configs;  // a replay answers only for what it recorded
+    for (const KernelConfig& c : pairs[i])
+      if (evaluator.can_evaluate(c)) configs.push_back(c);
+    if (configs.empty()) continue;
+    db.save_device(evaluator.device());
+    evaluator.compile(p, configs);
+    for (const Evaluation& e : evaluator.measure(p, configs))
+      db.add(run.attempt(e, p, evaluator.device()));
+    measured += int(configs.size());
+  }
+  return measured;
+}
+
+// The set chosen on the store, then, for up to `rounds` rounds, the pairs it rests on that only
+// the model gives measured and the set chosen again, until its figures are all measured.
+app::KernelSetResult measured_kernel_set(const KernelSetArgs& a) {
+  app::KernelSetResult r = app::kernel_set(a.request);
+  for (int round = 1; round <= a.measure_rounds; ++round) {
+    const auto pairs = app::predicted_pairs(r);
+    size_t pending = 0;
+    for (const auto& x : pairs) pending += x.size();
+    if (pending == 0) break;
+    const int measured = measure_pairs(a, pairs);
+    std::fprintf(stderr, "kernel-set: round %d measured %d pairs\n", round, measured);
+    if (measured == 0) break;
+    r = app::kernel_set(a.request);
+  }
+  return r;
+}
 
 std::string time_text(const app::KernelTime& t) {
   char buf[64];
@@ -47,7 +98,10 @@ void run(KernelSetArgs& a) {
   const Format format = parse_format(a.format);
   if (format == Format::Csv) throw InputError("kernel-set prints a table or json, not csv");
   a.request.workload = read_workload_file(a.problems);
-  const app::KernelSetResult r = app::kernel_set(a.request);
+  if (a.measure_rounds < 0)
+    throw InputError("--measure " + std::to_string(a.measure_rounds) +
+                     ": rounds must be >= 0 (0: nothing measured)");
+  const app::KernelSetResult r = measured_kernel_set(a);
   if (format == Format::Json)
     std::printf("%s\n", app::to_json(r).dump(2).c_str());
   else
@@ -70,6 +124,19 @@ void register_kernel_set(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--candidates", a->request.candidates,
                   "per problem, its fastest measured kernels considered (plus the model's pick)")
+      ->capture_default_str();
+  cmd->add_option("--measure", a->measure_rounds,
+                  "rounds of measuring on the local GPU the pairs the set rests on that only the "
+                  "model predicts (each member on every problem, each problem's best), stored, "
+                  "then choosing again (0: the store and the model only)")
+      ->capture_default_str();
+  cmd->add_option("--replay", a->evaluator.replay,
+                  "with --measure: answer from a CSV of recorded attempts instead of the GPU");
+  cmd->add_option("--repetitions,-r", a->evaluator.repetitions,
+                  "with --measure: timed repetitions per kernel")
+      ->capture_default_str();
+  cmd->add_option("--timeout", a->evaluator.timeout,
+                  "with --measure: seconds one measurement may take before its worker is killed")
       ->capture_default_str();
   add_domain_option(*cmd, a->request.domain);
   add_calibration_option(*cmd, a->request.calibration);

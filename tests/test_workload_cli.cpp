@@ -1,4 +1,5 @@
 // tune --problems and kernel-set as a user runs them, on recorded measurements (no GPU).
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +40,10 @@ std::vector<double> numbers(const std::string& text, const std::string& pattern)
        ++it)
     out.push_back(std::stod((*it)[1]));
   return out;
+}
+
+size_t lines(const std::string& text) {
+  return size_t(std::count(text.begin(), text.end(), '\n'));
 }
 
 // The sorted attempts of a store.
@@ -335,4 +340,57 @@ TEST_CASE("bundle: export writes the set's cubins and a table the runtime reads"
   CHECK_THAT(no_workload.output, Catch::Contains("--problems"));
   std::filesystem::remove_all(dir);
   std::filesystem::remove(file);
+}
+
+TEST_CASE("kernel-set --measure: the pairs only the model gave are measured and stored",
+          "[workload]") {
+  // A store with every 40th recorded attempt; the whole recording answers as the GPU would.
+  std::ifstream in(kExhaustive);
+  std::string line, sample;
+  for (int i = 0; std::getline(in, line); ++i)
+    if (i == 0 || i % 40 == 0) sample += line + "\n";
+  const std::string csv = write("gemmtune_kernel_set_sample.csv", sample);
+  const std::string db = fresh("gemmtune_kernel_set_measure.db");
+  REQUIRE(run("import --db " + db + " " + csv).status == 0);
+  const std::string file = write("gemmtune_kernel_set_measure.txt", kSixProblems);
+  const std::string base =
+      "kernel-set --problems " + file + " --domain compact --db " + db + " --size 2 --format json";
+  auto predicted_pairs = [](const nlohmann::json& j) {
+    int n = 0;
+    for (const auto& row : j["problems"]) {
+      n += row["best_predicted"].get<bool>();
+      for (const auto& m : row["members"]) n += !m.is_null() && m["predicted"].get<bool>();
+    }
+    return n;
+  };
+  const Run before = run(base);
+  REQUIRE(before.status == 0);
+  const int guessed = predicted_pairs(nlohmann::json::parse(before.output));
+  CHECK(guessed > 0);
+  const size_t stored = lines(attempts(db));
+
+  const Run after = run(base + " --measure 20 --replay " + kExhaustive);
+  INFO(after.output);
+  REQUIRE(after.status == 0);
+  CHECK_THAT(after.output, Catch::Contains("kernel-set: round 1 measured"));
+  const auto j = nlohmann::json::parse(after.output.substr(after.output.find('{')));
+  // What is left predicted, the recording lacks (the model's picks outside it); on a GPU, none.
+  CHECK(predicted_pairs(j) < guessed);
+  for (const auto& row : j["problems"]) CHECK(row["loss"].get<double>() >= 1 - 1e-9);
+  double reported = 0;
+  for (double n : numbers(after.output, "round [0-9]+ measured ([0-9]+) pairs")) reported += n;
+  CHECK(reported >= guessed);
+  const size_t grown = lines(attempts(db));
+  CHECK(grown == stored + size_t(reported));
+  // Nothing is left to measure: a second run adds nothing.
+  const Run again = run(base + " --measure 20 --replay " + kExhaustive);
+  CHECK(again.status == 0);
+  CHECK_THAT(again.output, Catch::Contains("round 1 measured 0 pairs"));
+  CHECK(lines(attempts(db)) == grown);
+
+  const Run negative = run(base + " --measure -1");
+  CHECK(negative.status == 2);
+  CHECK_THAT(negative.output, Catch::Contains("--measure -1"));
+  for (const std::string& f : {csv, file}) std::filesystem::remove(f);
+  fresh(db);
 }
