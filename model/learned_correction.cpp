@@ -216,18 +216,37 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
   return e;
 }
 
+namespace {
+// The leaf a row reaches from node i.
+float leaf(const Node* nodes, int i, const std::vector<float>& f) {
+  const Node* n = nodes + i;
+  while (n->child >= 0) {
+    const float v = f[std::size_t(n->feature & ~kMissingGoesRight)];
+    const int right = std::isnan(v) ? (n->feature & kMissingGoesRight ? 1 : 0) : !(v < n->value);
+    n = nodes + n->child + right;
+  }
+  return n->value;
+}
+}  // namespace
+
 double TreeEnsemble::evaluate(const std::vector<float>& f) const {
   if (!trees_) return 0;
   const Node* nodes = trees_->nodes.data();
   double sum = trees_->base;
-  for (int root : trees_->roots) {
-    const Node* n = nodes + root;
-    while (n->child >= 0) {
-      const float v = f[std::size_t(n->feature & ~kMissingGoesRight)];
-      const int right = std::isnan(v) ? (n->feature & kMissingGoesRight ? 1 : 0) : !(v < n->value);
-      n = nodes + n->child + right;
-    }
-    sum += n->value;
+  for (int root : trees_->roots) sum += leaf(nodes, root, f);
+  return sum;
+}
+
+double TreeEnsemble::evaluate_unless_above(const std::vector<float>& f,
+                                           const std::vector<double>& tails, double above) const {
+  if (!trees_) return 0;
+  const Node* nodes = trees_->nodes.data();
+  const std::vector<int>& roots = trees_->roots;
+  // The same additions in the same order as evaluate(), so a sum taken to the end is its sum.
+  double sum = trees_->base;
+  for (std::size_t t = 0; t < roots.size(); ++t) {
+    sum += leaf(nodes, roots[t], f);
+    if (sum + tails[t + 1] > above) return sum + tails[t + 1];
   }
   return sum;
 }
@@ -249,6 +268,14 @@ double TreeEnsemble::lowest(const std::vector<float>& leading) const {
   double sum = trees_->base;
   for (int root : trees_->roots) sum += least_leaf(trees_->nodes, root, leading);
   return sum;
+}
+
+std::vector<double> TreeEnsemble::least_tails(const std::vector<float>& leading) const {
+  if (!trees_) return {0.0};
+  std::vector<double> tails(trees_->roots.size() + 1, 0.0);
+  for (std::size_t t = trees_->roots.size(); t-- > 0;)
+    tails[t] = tails[t + 1] + least_leaf(trees_->nodes, trees_->roots[t], leading);
+  return tails;
 }
 
 std::size_t TreeEnsemble::tree_count() const {

@@ -118,6 +118,13 @@ class TreeEnsemble {
   // The smallest sum a row can reach whose leading features are `leading` (the problem's, say):
   // a bound that lets a ranking skip configurations that cannot catch up.
   double lowest(const std::vector<float>& leading = {}) const;
+  // For each tree t, the least the trees from t on can add for such a row (one more entry, 0,
+  // after the last tree).
+  std::vector<double> least_tails(const std::vector<float>& leading) const;
+  // evaluate(), except that once the sum is certain to exceed `above` (least_tails of the row's
+  // leading features bound the trees not yet walked) it stops and returns a bound above `above`.
+  double evaluate_unless_above(const std::vector<float>& features, const std::vector<double>& tails,
+                               double above) const;
   std::size_t tree_count() const;
   bool operator==(const TreeEnsemble& o) const { return json == o.json; }
   std::string json;  // "" when empty
@@ -232,11 +239,18 @@ struct Prediction {
 inline constexpr double kCorrectionLogBound = 2.0;
 
 // The learned part of predict(): multiplies the prediction (made with everything else) by the
-// trees' bounded factor. The least factor it can apply to a configuration of problem p is
-// learned_factor_floor(trees, p).
+// trees' bounded factor.
 void apply_learned_correction(const Problem& problem, const KernelConfig& config,
                               const TreeEnsemble& trees, Prediction& prediction);
-double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem);
+// The trees' least_tails for configurations of problem p.
+std::vector<double> learned_tails(const TreeEnsemble& trees, const Problem& problem);
+// apply_learned_correction(), unless the corrected time is certain to exceed ceiling_s: then
+// returns false as soon as that is known, without walking the remaining trees (`tails` from
+// learned_tails), and leaves the prediction as it was.
+bool apply_learned_correction_unless_above(const Problem& problem, const KernelConfig& config,
+                                           const TreeEnsemble& trees,
+                                           const std::vector<double>& tails, double ceiling_s,
+                                           Prediction& prediction);
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,

@@ -68,21 +68,46 @@ const char* to_string(TimeLimit limit) {
 // The trees were fitted on the corrected prediction: they read its terms (shares of time_s) as
 // the fit saw them.
 
-void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
-                              Prediction& r) {
-  thread_local std::vector<float> features;
-  learned_features(p, c, r, features);
-  const double factor =
-      std::exp(std::clamp(trees.evaluate(features), -kCorrectionLogBound, kCorrectionLogBound));
+namespace {
+void apply_learned_sum(const Problem& p, double sum, Prediction& r) {
+  const double factor = std::exp(std::clamp(sum, -kCorrectionLogBound, kCorrectionLogBound));
   r.correction *= factor;
   r.time_s *= factor;
   r.gflops = p.flops() / r.time_s * 1e-9;
 }
+}  // namespace
 
-double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem) {
+void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
+                              Prediction& r) {
+  thread_local std::vector<float> features;
+  learned_features(p, c, r, features);
+  apply_learned_sum(p, trees.evaluate(features), r);
+}
+
+std::vector<double> learned_tails(const TreeEnsemble& trees, const Problem& problem) {
   std::vector<float> leading;
   learned_problem_features(problem, leading);
-  return std::exp(std::clamp(trees.lowest(leading), -kCorrectionLogBound, kCorrectionLogBound));
+  return trees.least_tails(leading);
+}
+
+bool apply_learned_correction_unless_above(const Problem& p, const KernelConfig& c,
+                                           const TreeEnsemble& trees,
+                                           const std::vector<double>& tails, double ceiling_s,
+                                           Prediction& r) {
+  // Far above the rounding of the sums and of the factor, so that a skip is never wrong.
+  constexpr double kMargin = 1e-9;
+  const double above = std::log(ceiling_s / r.time_s) + kMargin;
+  // At or past the bound, a sum above it would be clamped to a factor that need not exceed it.
+  if (!(above < kCorrectionLogBound)) {
+    apply_learned_correction(p, c, trees, r);
+    return true;
+  }
+  thread_local std::vector<float> features;
+  learned_features(p, c, r, features);
+  const double sum = trees.evaluate_unless_above(features, tails, above);
+  if (sum > above) return false;
+  apply_learned_sum(p, sum, r);
+  return true;
 }
 
 Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,

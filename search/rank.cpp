@@ -1,6 +1,7 @@
 // The model's ranking of a pruned space: predict everything, keep the best k.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "search/constraints.hpp"
 
@@ -30,13 +31,12 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
     std::int64_t evaluated = 0;
   };
   std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
-  // The learned trees cost more than the rest of the model: a configuration whose prediction
-  // before them, times the least factor they can apply, is slower than a full heap's slowest
-  // cannot enter it, so the trees run only where they can change the ranking.
+  // The learned trees cost more than the rest of the model: once a worker's heap is full, a
+  // configuration's trees are walked only while its time may still come under the heap's slowest.
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
   const bool trees = !coefficients.learned.empty();
-  const double floor = trees ? learned_factor_floor(coefficients.learned, problem) : 1.0;
+  const std::vector<double> tails = learned_tails(coefficients.learned, problem);
   Ranking r;
   r.funnel = detail::walk_space(
       problem, device, domain, options,
@@ -46,10 +46,11 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
         Candidate cand{{c, predict(problem, device, c, before_trees)}, order};
         const bool full = int(b.heap.size()) >= top_k;
         if (trees) {
-          if (full &&
-              cand.ranked.prediction.time_s * floor > b.heap.front().ranked.prediction.time_s)
+          const double ceiling = full ? b.heap.front().ranked.prediction.time_s
+                                      : std::numeric_limits<double>::infinity();
+          if (!apply_learned_correction_unless_above(problem, c, coefficients.learned, tails,
+                                                     ceiling, cand.ranked.prediction))
             return;
-          apply_learned_correction(problem, c, coefficients.learned, cand.ranked.prediction);
         }
         if (!full) {
           b.heap.push_back(std::move(cand));
