@@ -115,11 +115,8 @@ class TreeEnsemble {
   static TreeEnsemble from_xgboost_json(const std::string& text);
   bool empty() const { return !trees_; }
   double evaluate(const std::vector<float>& features) const;  // 0 when empty
-  // The smallest sum a row can reach whose leading features are `leading` (the problem's, say):
-  // a bound that lets a ranking skip configurations that cannot catch up.
-  double lowest(const std::vector<float>& leading = {}) const;
-  // For each tree t, the least the trees from t on can add for such a row (one more entry, 0,
-  // after the last tree).
+  // For each tree t, the least the trees from t on can add to a row whose leading features are
+  // `leading` (the problem's, say), and one more entry, 0, after the last tree.
   std::vector<double> least_tails(const std::vector<float>& leading) const;
   // evaluate(), except that once the sum is certain to exceed `above` (least_tails of the row's
   // leading features bound the trees not yet walked) it stops and returns a bound above `above`.
