@@ -216,15 +216,28 @@ void learned_problem_features(const Problem& p, std::vector<float>& out) {
   for (const auto& f : kProblemFeatures) out.push_back(float(f.value(in)));
 }
 
-void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
-                      std::vector<float>& out) {
+namespace {
+// The features after the problem's: the configuration's parameters, then the prediction's terms.
+void append_config_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
+                            std::vector<float>& out) {
   const Input in{p, c, uncorrected};
-  out.clear();
-  for (const auto& f : kProblemFeatures) out.push_back(float(f.value(in)));
   thread_local std::vector<int> parameters;
   config_csv_values(c, parameters);
   for (int v : parameters) out.push_back(float(v));
   for (const auto& f : kTermFeatures) out.push_back(float(f.value(in)));
+}
+}  // namespace
+
+void learned_features(const Problem& p, const KernelConfig& c, const Prediction& uncorrected,
+                      std::vector<float>& out) {
+  learned_problem_features(p, out);
+  append_config_features(p, c, uncorrected, out);
+}
+
+void learned_features(const std::vector<float>& leading, const Problem& p, const KernelConfig& c,
+                      const Prediction& uncorrected, std::vector<float>& out) {
+  out.assign(leading.begin(), leading.end());
+  append_config_features(p, c, uncorrected, out);
 }
 
 TreeEnsemble::TreeEnsemble() = default;

@@ -239,15 +239,18 @@ inline constexpr double kCorrectionLogBound = 2.0;
 // trees' bounded factor.
 void apply_learned_correction(const Problem& problem, const KernelConfig& config,
                               const TreeEnsemble& trees, Prediction& prediction);
-// The trees' least_tails for configurations of problem p.
-std::vector<double> learned_tails(const TreeEnsemble& trees, const Problem& problem);
+// What a ranking of one problem's configurations computes once for the learned correction.
+struct LearnedBounds {
+  std::vector<float> leading;  // learned_problem_features
+  std::vector<double> tails;   // the trees' least_tails for them
+};
+LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem);
 // apply_learned_correction(), unless the corrected time is certain to exceed ceiling_s: then
-// returns false as soon as that is known, without walking the remaining trees (`tails` from
-// learned_tails), and leaves the prediction as it was.
+// returns false as soon as that is known, without walking the remaining trees, and leaves the
+// prediction as it was.
 bool apply_learned_correction_unless_above(const Problem& problem, const KernelConfig& config,
-                                           const TreeEnsemble& trees,
-                                           const std::vector<double>& tails, double ceiling_s,
-                                           Prediction& prediction);
+                                           const TreeEnsemble& trees, const LearnedBounds& bounds,
+                                           double ceiling_s, Prediction& prediction);
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
@@ -271,6 +274,9 @@ void learned_features(const Problem& p, const KernelConfig& c, const Prediction&
                       std::vector<float>& out);
 // The leading features alone: those of the problem, the same for every configuration.
 void learned_problem_features(const Problem& p, std::vector<float>& out);
+// learned_features() after the leading ones, `leading`, computed once for the problem.
+void learned_features(const std::vector<float>& leading, const Problem& p, const KernelConfig& c,
+                      const Prediction& uncorrected, std::vector<float>& out);
 
 // One measured configuration: what the calibration fits and the quality report ranks.
 struct CalibrationSample {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "model/model.hpp"
 
@@ -84,28 +85,26 @@ void apply_learned_correction(const Problem& p, const KernelConfig& c, const Tre
   apply_learned_sum(p, trees.evaluate(features), r);
 }
 
-std::vector<double> learned_tails(const TreeEnsemble& trees, const Problem& problem) {
-  std::vector<float> leading;
-  learned_problem_features(problem, leading);
-  return trees.least_tails(leading);
+LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem) {
+  LearnedBounds b;
+  learned_problem_features(problem, b.leading);
+  b.tails = trees.least_tails(b.leading);
+  return b;
 }
 
 bool apply_learned_correction_unless_above(const Problem& p, const KernelConfig& c,
-                                           const TreeEnsemble& trees,
-                                           const std::vector<double>& tails, double ceiling_s,
-                                           Prediction& r) {
+                                           const TreeEnsemble& trees, const LearnedBounds& bounds,
+                                           double ceiling_s, Prediction& r) {
   // Far above the rounding of the sums and of the factor, so that a skip is never wrong.
   constexpr double kMargin = 1e-9;
   const double above = std::log(ceiling_s / r.time_s) + kMargin;
-  // At or past the bound, a sum above it would be clamped to a factor that need not exceed it.
-  if (!(above < kCorrectionLogBound)) {
-    apply_learned_correction(p, c, trees, r);
-    return true;
-  }
+  // At or past the bound, a sum above it is clamped to a factor that need not exceed the ceiling.
+  const bool can_skip = above < kCorrectionLogBound;
   thread_local std::vector<float> features;
-  learned_features(p, c, r, features);
-  const double sum = trees.evaluate_unless_above(features, tails, above);
-  if (sum > above) return false;
+  learned_features(bounds.leading, p, c, r, features);
+  const double sum = trees.evaluate_unless_above(
+      features, bounds.tails, can_skip ? above : std::numeric_limits<double>::infinity());
+  if (can_skip && sum > above) return false;
   apply_learned_sum(p, sum, r);
   return true;
 }

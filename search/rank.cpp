@@ -1,5 +1,6 @@
 // The model's ranking of a pruned space: predict everything, keep the best k.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 
@@ -17,6 +18,11 @@ bool faster(const Candidate& a, const Candidate& b) {
     return a.ranked.prediction.time_s < b.ranked.prediction.time_s;
   return a.order < b.order;
 }
+void lower_to(std::atomic<double>& a, double v) {
+  double now = a.load(std::memory_order_relaxed);
+  while (v < now && !a.compare_exchange_weak(now, v, std::memory_order_relaxed)) {
+  }
+}
 }  // namespace
 
 Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
@@ -31,12 +37,15 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
     std::int64_t evaluated = 0;
   };
   std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
-  // The learned trees cost more than the rest of the model: once a worker's heap is full, a
-  // configuration's trees are walked only while its time may still come under the heap's slowest.
+  // The learned trees cost more than the rest of the model: a configuration's trees are walked
+  // only while its time may still come under the slowest of a full heap. Any worker's full heap
+  // will do: a configuration slower than its slowest has top_k faster ones, so it cannot be in
+  // the merged top whichever worker walks it.
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
   const bool trees = !coefficients.learned.empty();
-  const std::vector<double> tails = learned_tails(coefficients.learned, problem);
+  const LearnedBounds bounds = learned_bounds(coefficients.learned, problem);
+  std::atomic<double> least_full_slowest{std::numeric_limits<double>::infinity()};
   Ranking r;
   r.funnel = detail::walk_space(
       problem, device, domain, options,
@@ -46,9 +55,9 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
         Candidate cand{{c, predict(problem, device, c, before_trees)}, order};
         const bool full = int(b.heap.size()) >= top_k;
         if (trees) {
-          const double ceiling = full ? b.heap.front().ranked.prediction.time_s
-                                      : std::numeric_limits<double>::infinity();
-          if (!apply_learned_correction_unless_above(problem, c, coefficients.learned, tails,
+          double ceiling = least_full_slowest.load(std::memory_order_relaxed);
+          if (full) ceiling = std::min(ceiling, b.heap.front().ranked.prediction.time_s);
+          if (!apply_learned_correction_unless_above(problem, c, coefficients.learned, bounds,
                                                      ceiling, cand.ranked.prediction))
             return;
         }
@@ -59,7 +68,11 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
           std::pop_heap(b.heap.begin(), b.heap.end(), faster);
           b.heap.back() = std::move(cand);
           std::push_heap(b.heap.begin(), b.heap.end(), faster);
+        } else {
+          return;
         }
+        if (int(b.heap.size()) >= top_k)
+          lower_to(least_full_slowest, b.heap.front().ranked.prediction.time_s);
       });
   std::vector<Candidate> all;
   for (Best& b : best) {

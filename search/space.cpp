@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 #include "search/constraints.hpp"
 
@@ -31,18 +32,19 @@ struct Verdict {
 };
 
 // One combination of the level-2 parameters (stages, pad, layouts, read and address widths)
-// with its verdict at level 2.
+// that passes level 2, with the first stage it leaves undecided.
 struct SharedChoice {
   int stages, pad, la, lb, vs, sl;
   Verdict verdict;
   double twins;  // configurations it stands for: 2 where its SL1 twin is counted with it
 };
 
-// The level-2 verdicts under one tiling, in walk order. The level-2 stages read the block tile,
-// DX, DY, MM, AC and (with cp.async) VA and VB, never the read layouts, so tilings share them.
+// The level-2 verdicts under one tiling. The level-2 stages read the block tile, the thread
+// tile (whether its sides divide by each VS), MM, AC and (with cp.async) VA and VB, never the
+// read layouts, so tilings share them.
 struct SharedChoices {
   std::array<int, 10> key{};
-  std::vector<SharedChoice> list;            // without the SL1 twins counted with SL0
+  std::vector<SharedChoice> passed;          // in walk order, without SL1 twins counted with SL0
   std::array<double, kStageCount> failed{};  // twins rejected at each stage
   double passing = 0;                        // twins that pass level 2
   int undecided = kStageCount;               // where those that pass go on
@@ -53,7 +55,7 @@ struct Walker {
   const SpaceDomain& dom;
   const std::function<void(const KernelConfig&)>& visit;
   std::array<double, kStageCount> rejected{};
-  // Level-2 verdicts of the tilings of one block tile and compute layout, by SharedChoices::key.
+  // Level-2 verdicts of the tilings of one block tile, by SharedChoices::key.
   std::vector<SharedChoices> shared_memo{};
   // Per tiling: shared-memory cost of each (LA, LB, PD), computed when first needed.
   std::vector<double> bank_cost{};
@@ -67,6 +69,13 @@ struct Walker {
   // prefetch modes.
   double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
   double sub2 = double(dom.prefetch.size()) * sub3;
+  // The thread tile's sides matter to level 2 only modulo this (the VS values divide it).
+  int vs_lcm = [this] {
+    int l = 1;
+    for (int vs : dom.vec_s)
+      if (vs > 0) l = std::lcm(l, vs);
+    return l;
+  }();
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
@@ -201,18 +210,10 @@ struct Walker {
            ctx.options.enabled[size_t(Stage::RelevantVariants)];
   }
 
-  static std::array<int, 10> shared_key(const KernelConfig& c, int first) {
+  std::array<int, 10> shared_key(const KernelConfig& c, int first) const {
     // Without cp.async the level-2 stages read neither VA nor VB.
-    return {c.blk_m,
-            c.blk_n,
-            c.blk_k,
-            c.dim_x,
-            c.dim_y,
-            c.mma,
-            first,
-            c.async_copy,
-            c.async_copy ? c.vec_a : 0,
-            c.async_copy ? c.vec_b : 0};
+    return {c.blk_m, c.blk_n, c.blk_k,      c.thr_m() % vs_lcm,         c.thr_n() % vs_lcm,
+            c.mma,   first,   c.async_copy, c.async_copy ? c.vec_a : 0, c.async_copy ? c.vec_b : 0};
   }
 
   SharedChoices judge_shared(KernelConfig c, int first) {
@@ -237,10 +238,10 @@ struct Walker {
                 if (twin_counted && sl == 1) continue;
                 const double twins = twin_counted ? 2.0 : 1.0;
                 const Verdict v = judge(c, first, 2);
-                sc.list.push_back({st, pd, la, lb, vs, sl, v, twins});
                 if (v.failed) {
                   sc.failed[size_t(v.stage)] += twins;
                 } else {
+                  sc.passed.push_back({st, pd, la, lb, vs, sl, v, twins});
                   sc.passing += twins;
                   sc.undecided = v.stage;
                 }
@@ -251,9 +252,9 @@ struct Walker {
   // The tiling's level-2 verdicts; valid until the next call.
   const SharedChoices& shared_choices(const KernelConfig& c, int first) {
     const std::array<int, 10> key = shared_key(c, first);
-    // Another block tile or compute layout shares nothing with those remembered.
+    // Another block tile shares nothing with those remembered.
     if (!shared_memo.empty() &&
-        !std::equal(key.begin(), key.begin() + 5, shared_memo.front().key.begin()))
+        !std::equal(key.begin(), key.begin() + 3, shared_memo.front().key.begin()))
       shared_memo.clear();
     for (const SharedChoices& sc : shared_memo)
       if (sc.key == key) return sc;
@@ -269,10 +270,16 @@ struct Walker {
     return -1;
   }
 
+  // Counts the subtrees of the level-2 choices that fail under one tiling (the counts are whole
+  // numbers far below 2^53, so adding them at once is exact).
+  void reject_level2_failures(const SharedChoices& sc) {
+    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
+  }
+
   // Counts the whole subtree of a tiling that fails a tiling-only level-3 stage, as the walk
   // would: nothing under it survives, so its level-2 and register verdicts alone place it.
   void reject_tiling(KernelConfig c, const SharedChoices& sc) {
-    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
+    reject_level2_failures(sc);
     if (sc.passing == 0) return;
     for (int pf : dom.prefetch) {
       c.prefetch = pf;
@@ -291,11 +298,8 @@ struct Walker {
       reject_tiling(c, sc);
       return;
     }
-    for (const SharedChoice& ch : sc.list) {
-      if (ch.verdict.failed) {
-        rejected[size_t(ch.verdict.stage)] += sub2 * ch.twins;
-        continue;
-      }
+    reject_level2_failures(sc);
+    for (const SharedChoice& ch : sc.passed) {
       c.stages = ch.stages;
       c.pad = ch.pad;
       c.smem_a_kmajor = ch.la;

@@ -156,7 +156,7 @@ TEST_CASE("ranking with the trees skips only what cannot enter the top: the same
   const Problem p = make_problem(Precision::C, Op::N, Op::T, 700, 300, 200);
   // A walk stopped early returns a bound that exceeds `above` and no more than the sum; one taken
   // to the end returns evaluate()'s sum exactly.
-  const std::vector<double> tails = learned_tails(k.learned, p);
+  const std::vector<double> tails = learned_bounds(k.learned, p).tails;
   REQUIRE(tails.size() == k.learned.tree_count() + 1);
   CHECK(tails.back() == 0.0);
   ModelCoefficients analytical = k;
