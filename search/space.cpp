@@ -64,6 +64,14 @@ struct Walker {
   // Per tiling: the raw register estimate depends only on the tiling and the prefetch mode.
   std::array<double, 4> regs_raw{};
   std::array<bool, 4> regs_ready{};
+  // The occupancy stage's last verdict under each prefetch mode's registers: consecutive level-2
+  // choices of a tiling often differ only in what occupancy does not read (VS, SL).
+  struct OccupancyVerdict {
+    int threads = -1, registers = -1;
+    std::int64_t smem = -1;
+    bool enough = false;
+  };
+  std::array<OccupancyVerdict, 4> last_occupancy{};
   double variants = dom.variant_count();  // configurations under one tiling
   // Under one level-3 choice (prefetch fixed): the variants; under one level-2 choice: times the
   // prefetch modes.
@@ -86,6 +94,16 @@ struct Walker {
       regs_ready[i] = true;
     }
     return regs_raw[i];
+  }
+
+  bool occupancy_enough(int prefetch, int threads, int registers, std::int64_t smem) {
+    OccupancyVerdict& v = last_occupancy[size_t(prefetch) % last_occupancy.size()];
+    if (v.threads != threads || v.registers != registers || v.smem != smem) {
+      const Occupancy o = occupancy(ctx.device, threads, registers, smem);
+      v = {threads, registers, smem,
+           o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy};
+    }
+    return v.enough;
   }
 
   // Decides stages from `first` on while they are decidable at `level`: the first failing stage,
@@ -168,11 +186,10 @@ struct Walker {
         return detail::tile_fits(c, ctx);
       case Stage::CoalescedReads:
         return detail::reads_coalesced(c, p);
-      case Stage::MinOccupancy: {
-        const int regs = detail::clamp_registers(raw_registers(c), c);
-        const Occupancy o = occupancy(d, c.threads(), regs, shared_bytes(c, p.precision));
-        return o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy;
-      }
+      case Stage::MinOccupancy:
+        return occupancy_enough(c.prefetch, c.threads(),
+                                detail::clamp_registers(raw_registers(c), c),
+                                shared_bytes(c, p.precision));
       case Stage::BankConflicts: {
         if (!bank_cost_ready) prepare_bank_costs(c);
         const double cost = bank_cost[bank_index(c)];
