@@ -115,9 +115,13 @@ class TreeEnsemble {
   static TreeEnsemble from_xgboost_json(const std::string& text);
   bool empty() const { return !trees_; }
   double evaluate(const std::vector<float>& features) const;  // 0 when empty
-  // The smallest sum a row can reach whose leading features are `leading` (the problem's, say):
-  // a bound that lets a ranking skip configurations that cannot catch up.
-  double lowest(const std::vector<float>& leading = {}) const;
+  // For each tree t, the least the trees from t on can add to a row whose leading features are
+  // `leading` (the problem's, say), and one more entry, 0, after the last tree.
+  std::vector<double> least_tails(const std::vector<float>& leading) const;
+  // evaluate(), except that once the sum is certain to exceed `above` (least_tails of the row's
+  // leading features bound the trees not yet walked) it stops and returns a bound above `above`.
+  double evaluate_unless_above(const std::vector<float>& features, const std::vector<double>& tails,
+                               double above) const;
   std::size_t tree_count() const;
   bool operator==(const TreeEnsemble& o) const { return json == o.json; }
   std::string json;  // "" when empty
@@ -232,11 +236,21 @@ struct Prediction {
 inline constexpr double kCorrectionLogBound = 2.0;
 
 // The learned part of predict(): multiplies the prediction (made with everything else) by the
-// trees' bounded factor. The least factor it can apply to a configuration of problem p is
-// learned_factor_floor(trees, p).
+// trees' bounded factor.
 void apply_learned_correction(const Problem& problem, const KernelConfig& config,
                               const TreeEnsemble& trees, Prediction& prediction);
-double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem);
+// What a ranking of one problem's configurations computes once for the learned correction.
+struct LearnedBounds {
+  std::vector<float> leading;  // learned_problem_features
+  std::vector<double> tails;   // the trees' least_tails for them
+};
+LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem);
+// apply_learned_correction(), unless the corrected time is certain to exceed ceiling_s: then
+// returns false as soon as that is known, without walking the remaining trees, and leaves the
+// prediction as it was.
+bool apply_learned_correction_unless_above(const Problem& problem, const KernelConfig& config,
+                                           const TreeEnsemble& trees, const LearnedBounds& bounds,
+                                           double ceiling_s, Prediction& prediction);
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
@@ -260,6 +274,9 @@ void learned_features(const Problem& p, const KernelConfig& c, const Prediction&
                       std::vector<float>& out);
 // The leading features alone: those of the problem, the same for every configuration.
 void learned_problem_features(const Problem& p, std::vector<float>& out);
+// learned_features() after the leading ones, `leading`, computed once for the problem.
+void learned_features(const std::vector<float>& leading, const Problem& p, const KernelConfig& c,
+                      const Prediction& uncorrected, std::vector<float>& out);
 
 // One measured configuration: what the calibration fits and the quality report ranks.
 struct CalibrationSample {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "model/model.hpp"
 
@@ -68,21 +69,44 @@ const char* to_string(TimeLimit limit) {
 // The trees were fitted on the corrected prediction: they read its terms (shares of time_s) as
 // the fit saw them.
 
-void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
-                              Prediction& r) {
-  thread_local std::vector<float> features;
-  learned_features(p, c, r, features);
-  const double factor =
-      std::exp(std::clamp(trees.evaluate(features), -kCorrectionLogBound, kCorrectionLogBound));
+namespace {
+void apply_learned_sum(const Problem& p, double sum, Prediction& r) {
+  const double factor = std::exp(std::clamp(sum, -kCorrectionLogBound, kCorrectionLogBound));
   r.correction *= factor;
   r.time_s *= factor;
   r.gflops = p.flops() / r.time_s * 1e-9;
 }
+}  // namespace
 
-double learned_factor_floor(const TreeEnsemble& trees, const Problem& problem) {
-  std::vector<float> leading;
-  learned_problem_features(problem, leading);
-  return std::exp(std::clamp(trees.lowest(leading), -kCorrectionLogBound, kCorrectionLogBound));
+void apply_learned_correction(const Problem& p, const KernelConfig& c, const TreeEnsemble& trees,
+                              Prediction& r) {
+  thread_local std::vector<float> features;
+  learned_features(p, c, r, features);
+  apply_learned_sum(p, trees.evaluate(features), r);
+}
+
+LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem) {
+  LearnedBounds b;
+  learned_problem_features(problem, b.leading);
+  b.tails = trees.least_tails(b.leading);
+  return b;
+}
+
+bool apply_learned_correction_unless_above(const Problem& p, const KernelConfig& c,
+                                           const TreeEnsemble& trees, const LearnedBounds& bounds,
+                                           double ceiling_s, Prediction& r) {
+  // Far above the rounding of the sums and of the factor, so that a skip is never wrong.
+  constexpr double kMargin = 1e-9;
+  const double above = std::log(ceiling_s / r.time_s) + kMargin;
+  // At or past the bound, a sum above it is clamped to a factor that need not exceed the ceiling.
+  const bool can_skip = above < kCorrectionLogBound;
+  thread_local std::vector<float> features;
+  learned_features(bounds.leading, p, c, r, features);
+  const double sum = trees.evaluate_unless_above(
+      features, bounds.tails, can_skip ? above : std::numeric_limits<double>::infinity());
+  if (can_skip && sum > above) return false;
+  apply_learned_sum(p, sum, r);
+  return true;
 }
 
 Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,

@@ -1,6 +1,8 @@
 // The model's ranking of a pruned space: predict everything, keep the best k.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <limits>
 
 #include "search/constraints.hpp"
 
@@ -16,6 +18,11 @@ bool faster(const Candidate& a, const Candidate& b) {
     return a.ranked.prediction.time_s < b.ranked.prediction.time_s;
   return a.order < b.order;
 }
+void lower_to(std::atomic<double>& a, double v) {
+  double now = a.load(std::memory_order_relaxed);
+  while (v < now && !a.compare_exchange_weak(now, v, std::memory_order_relaxed)) {
+  }
+}
 }  // namespace
 
 Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
@@ -30,13 +37,15 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
     std::int64_t evaluated = 0;
   };
   std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
-  // The learned trees cost more than the rest of the model: a configuration whose prediction
-  // before them, times the least factor they can apply, is slower than a full heap's slowest
-  // cannot enter it, so the trees run only where they can change the ranking.
+  // The learned trees cost more than the rest of the model: a configuration's trees are walked
+  // only while its time may still come under the slowest of a full heap. Any worker's full heap
+  // will do: a configuration slower than its slowest has top_k faster ones, so it cannot be in
+  // the merged top whichever worker walks it.
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
   const bool trees = !coefficients.learned.empty();
-  const double floor = trees ? learned_factor_floor(coefficients.learned, problem) : 1.0;
+  const LearnedBounds bounds = learned_bounds(coefficients.learned, problem);
+  std::atomic<double> least_full_slowest{std::numeric_limits<double>::infinity()};
   Ranking r;
   r.funnel = detail::walk_space(
       problem, device, domain, options,
@@ -46,10 +55,11 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
         Candidate cand{{c, predict(problem, device, c, before_trees)}, order};
         const bool full = int(b.heap.size()) >= top_k;
         if (trees) {
-          if (full &&
-              cand.ranked.prediction.time_s * floor > b.heap.front().ranked.prediction.time_s)
+          double ceiling = least_full_slowest.load(std::memory_order_relaxed);
+          if (full) ceiling = std::min(ceiling, b.heap.front().ranked.prediction.time_s);
+          if (!apply_learned_correction_unless_above(problem, c, coefficients.learned, bounds,
+                                                     ceiling, cand.ranked.prediction))
             return;
-          apply_learned_correction(problem, c, coefficients.learned, cand.ranked.prediction);
         }
         if (!full) {
           b.heap.push_back(std::move(cand));
@@ -58,7 +68,11 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
           std::pop_heap(b.heap.begin(), b.heap.end(), faster);
           b.heap.back() = std::move(cand);
           std::push_heap(b.heap.begin(), b.heap.end(), faster);
+        } else {
+          return;
         }
+        if (int(b.heap.size()) >= top_k)
+          lower_to(least_full_slowest, b.heap.front().ranked.prediction.time_s);
       });
   std::vector<Candidate> all;
   for (Best& b : best) {

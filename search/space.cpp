@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <numeric>
 
 #include "search/constraints.hpp"
 
@@ -31,18 +32,19 @@ struct Verdict {
 };
 
 // One combination of the level-2 parameters (stages, pad, layouts, read and address widths)
-// with its verdict at level 2.
+// that passes level 2, with the first stage it leaves undecided.
 struct SharedChoice {
   int stages, pad, la, lb, vs, sl;
   Verdict verdict;
   double twins;  // configurations it stands for: 2 where its SL1 twin is counted with it
 };
 
-// The level-2 verdicts under one tiling, in walk order. The level-2 stages read the block tile,
-// DX, DY, MM, AC and (with cp.async) VA and VB, never the read layouts, so tilings share them.
+// The level-2 verdicts under one tiling. The level-2 stages read the block tile, the thread
+// tile (whether its sides divide by each VS), MM, AC and (with cp.async) VA and VB, never the
+// read layouts, so tilings share them.
 struct SharedChoices {
   std::array<int, 10> key{};
-  std::vector<SharedChoice> list;            // without the SL1 twins counted with SL0
+  std::vector<SharedChoice> passed;          // in walk order, without SL1 twins counted with SL0
   std::array<double, kStageCount> failed{};  // twins rejected at each stage
   double passing = 0;                        // twins that pass level 2
   int undecided = kStageCount;               // where those that pass go on
@@ -53,7 +55,7 @@ struct Walker {
   const SpaceDomain& dom;
   const std::function<void(const KernelConfig&)>& visit;
   std::array<double, kStageCount> rejected{};
-  // Level-2 verdicts of the tilings of one block tile and compute layout, by SharedChoices::key.
+  // Level-2 verdicts of the tilings of one block tile, by SharedChoices::key.
   std::vector<SharedChoices> shared_memo{};
   // Per tiling: shared-memory cost of each (LA, LB, PD), computed when first needed.
   std::vector<double> bank_cost{};
@@ -62,11 +64,26 @@ struct Walker {
   // Per tiling: the raw register estimate depends only on the tiling and the prefetch mode.
   std::array<double, 4> regs_raw{};
   std::array<bool, 4> regs_ready{};
+  // The occupancy stage's last verdict under each prefetch mode's registers: consecutive level-2
+  // choices of a tiling often differ only in what occupancy does not read (VS, SL).
+  struct OccupancyVerdict {
+    int threads = -1, registers = -1;
+    std::int64_t smem = -1;
+    bool enough = false;
+  };
+  std::array<OccupancyVerdict, 4> last_occupancy{};
   double variants = dom.variant_count();  // configurations under one tiling
   // Under one level-3 choice (prefetch fixed): the variants; under one level-2 choice: times the
   // prefetch modes.
   double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
   double sub2 = double(dom.prefetch.size()) * sub3;
+  // The thread tile's sides matter to level 2 only modulo this (the VS values divide it).
+  int vs_lcm = [this] {
+    int l = 1;
+    for (int vs : dom.vec_s)
+      if (vs > 0) l = std::lcm(l, vs);
+    return l;
+  }();
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
@@ -77,6 +94,16 @@ struct Walker {
       regs_ready[i] = true;
     }
     return regs_raw[i];
+  }
+
+  bool occupancy_enough(int prefetch, int threads, int registers, std::int64_t smem) {
+    OccupancyVerdict& v = last_occupancy[size_t(prefetch) % last_occupancy.size()];
+    if (v.threads != threads || v.registers != registers || v.smem != smem) {
+      const Occupancy o = occupancy(ctx.device, threads, registers, smem);
+      v = {threads, registers, smem,
+           o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy};
+    }
+    return v.enough;
   }
 
   // Decides stages from `first` on while they are decidable at `level`: the first failing stage,
@@ -159,11 +186,10 @@ struct Walker {
         return detail::tile_fits(c, ctx);
       case Stage::CoalescedReads:
         return detail::reads_coalesced(c, p);
-      case Stage::MinOccupancy: {
-        const int regs = detail::clamp_registers(raw_registers(c), c);
-        const Occupancy o = occupancy(d, c.threads(), regs, shared_bytes(c, p.precision));
-        return o.blocks_per_sm > 0 && o.fraction >= ctx.options.min_occupancy;
-      }
+      case Stage::MinOccupancy:
+        return occupancy_enough(c.prefetch, c.threads(),
+                                detail::clamp_registers(raw_registers(c), c),
+                                shared_bytes(c, p.precision));
       case Stage::BankConflicts: {
         if (!bank_cost_ready) prepare_bank_costs(c);
         const double cost = bank_cost[bank_index(c)];
@@ -201,18 +227,10 @@ struct Walker {
            ctx.options.enabled[size_t(Stage::RelevantVariants)];
   }
 
-  static std::array<int, 10> shared_key(const KernelConfig& c, int first) {
+  std::array<int, 10> shared_key(const KernelConfig& c, int first) const {
     // Without cp.async the level-2 stages read neither VA nor VB.
-    return {c.blk_m,
-            c.blk_n,
-            c.blk_k,
-            c.dim_x,
-            c.dim_y,
-            c.mma,
-            first,
-            c.async_copy,
-            c.async_copy ? c.vec_a : 0,
-            c.async_copy ? c.vec_b : 0};
+    return {c.blk_m, c.blk_n, c.blk_k,      c.thr_m() % vs_lcm,         c.thr_n() % vs_lcm,
+            c.mma,   first,   c.async_copy, c.async_copy ? c.vec_a : 0, c.async_copy ? c.vec_b : 0};
   }
 
   SharedChoices judge_shared(KernelConfig c, int first) {
@@ -237,10 +255,10 @@ struct Walker {
                 if (twin_counted && sl == 1) continue;
                 const double twins = twin_counted ? 2.0 : 1.0;
                 const Verdict v = judge(c, first, 2);
-                sc.list.push_back({st, pd, la, lb, vs, sl, v, twins});
                 if (v.failed) {
                   sc.failed[size_t(v.stage)] += twins;
                 } else {
+                  sc.passed.push_back({st, pd, la, lb, vs, sl, v, twins});
                   sc.passing += twins;
                   sc.undecided = v.stage;
                 }
@@ -251,9 +269,9 @@ struct Walker {
   // The tiling's level-2 verdicts; valid until the next call.
   const SharedChoices& shared_choices(const KernelConfig& c, int first) {
     const std::array<int, 10> key = shared_key(c, first);
-    // Another block tile or compute layout shares nothing with those remembered.
+    // Another block tile shares nothing with those remembered.
     if (!shared_memo.empty() &&
-        !std::equal(key.begin(), key.begin() + 5, shared_memo.front().key.begin()))
+        !std::equal(key.begin(), key.begin() + 3, shared_memo.front().key.begin()))
       shared_memo.clear();
     for (const SharedChoices& sc : shared_memo)
       if (sc.key == key) return sc;
@@ -269,10 +287,16 @@ struct Walker {
     return -1;
   }
 
+  // Counts the subtrees of the level-2 choices that fail under one tiling (the counts are whole
+  // numbers far below 2^53, so adding them at once is exact).
+  void reject_level2_failures(const SharedChoices& sc) {
+    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
+  }
+
   // Counts the whole subtree of a tiling that fails a tiling-only level-3 stage, as the walk
   // would: nothing under it survives, so its level-2 and register verdicts alone place it.
   void reject_tiling(KernelConfig c, const SharedChoices& sc) {
-    for (int s = 0; s < kStageCount; ++s) rejected[size_t(s)] += sc.failed[size_t(s)] * sub2;
+    reject_level2_failures(sc);
     if (sc.passing == 0) return;
     for (int pf : dom.prefetch) {
       c.prefetch = pf;
@@ -291,11 +315,8 @@ struct Walker {
       reject_tiling(c, sc);
       return;
     }
-    for (const SharedChoice& ch : sc.list) {
-      if (ch.verdict.failed) {
-        rejected[size_t(ch.verdict.stage)] += sub2 * ch.twins;
-        continue;
-      }
+    reject_level2_failures(sc);
+    for (const SharedChoice& ch : sc.passed) {
       c.stages = ch.stages;
       c.pad = ch.pad;
       c.smem_a_kmajor = ch.la;

@@ -154,10 +154,30 @@ TEST_CASE("ranking with the trees skips only what cannot enter the top: the same
   ModelCoefficients k;
   k.learned = fit_learned_correction(d, every_nth("h100_sweeps.csv", 5), {});
   const Problem p = make_problem(Precision::C, Op::N, Op::T, 700, 300, 200);
-  const double floor = learned_factor_floor(k.learned, p);
-  REQUIRE(floor < 1.0);
-  CHECK(floor >=
-        std::exp(std::clamp(k.learned.lowest(), -kCorrectionLogBound, kCorrectionLogBound)));
+  // A walk stopped early returns a bound that exceeds `above` and no more than the sum; one taken
+  // to the end returns evaluate()'s sum exactly.
+  const std::vector<double> tails = learned_bounds(k.learned, p).tails;
+  REQUIRE(tails.size() == k.learned.tree_count() + 1);
+  CHECK(tails.back() == 0.0);
+  ModelCoefficients analytical = k;
+  analytical.learned = {};
+  std::vector<float> features;
+  int stopped = 0;
+  for (const auto& c : pruned_space(p, d)) {
+    learned_features(p, c, predict(p, d, c, analytical), features);
+    const double sum = k.learned.evaluate(features);
+    for (const double above : {sum - 0.5, sum - 0.01, sum + 0.01}) {
+      const double got = k.learned.evaluate_unless_above(features, tails, above);
+      if (above < sum) {
+        CHECK(got > above);
+        CHECK(got <= sum + 1e-9);
+        stopped += got != sum;
+      } else {
+        CHECK(got == sum);
+      }
+    }
+  }
+  CHECK(stopped > 0);
   const Ranking ranked = rank_space(p, d, 25, k);
   std::vector<std::pair<double, std::string>> all;
   for (const auto& c : pruned_space(p, d)) all.emplace_back(predict(p, d, c, k).time_s, c.id());
