@@ -24,7 +24,8 @@ struct Matrix {
 };
 
 // Per problem, the fastest ok median of each configuration the store has on this device; a
-// configuration whose every attempt failed (compile, wrong, fault) as infinity.
+// configuration whose every attempt failed (any status but ok: it did not compile, launch, finish
+// in time or verify) as infinity, so that it is no choice there.
 std::vector<std::map<std::string, double>> measured_times(const Database& db,
                                                           const std::vector<WorkloadEntry>& w,
                                                           const DeviceSpec& d,
@@ -92,6 +93,9 @@ Matrix build_matrix(const KernelSetRequest& r, const Database& db, const DeviceS
     }
     for (size_t c = 0; c < row.size(); ++c)
       if (guessed[c]) row[c] *= scale;
+    if (std::none_of(row.begin(), row.end(), [](double t) { return std::isfinite(t); }))
+      throw InputError("problem " + p.shape_id() + ": every candidate kernel failed on " + d.name +
+                       " or cannot run it; tune it first or leave it out of the workload");
     m.times.push_back(std::move(row));
     m.predicted.push_back(std::move(guessed));
   }

@@ -1,6 +1,9 @@
 // gemmtune kernel-set: the few kernels to ship for a workload, and what each problem loses.
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "cli/options.hpp"
 #include "search/search.hpp"
@@ -18,8 +21,11 @@ struct KernelSetArgs {
 };
 
 // Measures each problem's predicted pairs on the local GPU (or a replay), every attempt stored as
-// a tune's are; returns how many were measured.
-int measure_pairs(const KernelSetArgs& a, const std::vector<std::vector<KernelConfig>>& pairs) {
+// a tune's are, none twice (`done`: problem index and configuration id); returns how many were
+// measured. A replay without a problem, or without a pair, leaves it predicted.
+int measure_pairs(const KernelSetArgs& a, const std::string& set_device,
+                  const std::vector<std::vector<KernelConfig>>& pairs,
+                  std::set<std::pair<size_t, std::string>>& done) {
   EvaluatorOptions o = a.evaluator;
   o.gpu = a.request.gpu;
   Database db(a.request.db);
@@ -27,20 +33,36 @@ int measure_pairs(const KernelSetArgs& a, const std::vector<std::vector<KernelCo
   std::unique_ptr<Evaluator> gpu;  // one worker and compile cache for every problem
   int measured = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].empty()) continue;
     const Problem& p = a.request.workload[i].problem;
-    std::unique_ptr<Evaluator> replay;
-    if (o.replay.empty() && !gpu) gpu = app::make_evaluator(o, p);
-    if (!o.replay.empty()) replay = app::make_evaluator(o, p);
-    Evaluator& evaluator = gpu ? *gpu : *replay;
-    std::vector<KernelConfig> configs;  // a replay answers only for what it recorded
+    std::vector<KernelConfig> configs;
     for (const KernelConfig& c : pairs[i])
-      if (evaluator.can_evaluate(c)) configs.push_back(c);
+      if (!done.count({i, c.id()})) configs.push_back(c);
+    if (configs.empty()) continue;
+    std::unique_ptr<Evaluator> replay;
+    if (o.replay.empty() && !gpu) {
+      gpu = app::make_evaluator(o, p);
+      // Attempts are stored under the measuring GPU; the set reads those of its own spec.
+      if (spec_name_of(gpu->device().name) != set_device)
+        throw InputError("--measure measures on this machine's " + gpu->device().name +
+                         ", but the set is chosen for " + set_device +
+                         " (--gpu): name the local GPU's spec");
+    }
+    if (!o.replay.empty()) {
+      try {
+        replay = app::make_evaluator(o, p);
+      } catch (const InputError&) {
+        continue;  // the recording lacks this problem
+      }
+    }
+    Evaluator& evaluator = gpu ? *gpu : *replay;
+    std::erase_if(configs, [&](const KernelConfig& c) { return !evaluator.can_evaluate(c); });
     if (configs.empty()) continue;
     db.save_device(evaluator.device());
     evaluator.compile(p, configs);
-    for (const Evaluation& e : evaluator.measure(p, configs))
+    for (const Evaluation& e : evaluator.measure(p, configs)) {
       db.add(run.attempt(e, p, evaluator.device()));
+      done.insert({i, e.config.id()});
+    }
     measured += int(configs.size());
   }
   return measured;
@@ -50,12 +72,13 @@ int measure_pairs(const KernelSetArgs& a, const std::vector<std::vector<KernelCo
 // the model gives measured and the set chosen again, until its figures are all measured.
 app::KernelSetResult measured_kernel_set(const KernelSetArgs& a) {
   app::KernelSetResult r = app::kernel_set(a.request);
+  std::set<std::pair<size_t, std::string>> done;
   for (int round = 1; round <= a.measure_rounds; ++round) {
     const auto pairs = app::predicted_pairs(r);
     size_t pending = 0;
     for (const auto& x : pairs) pending += x.size();
     if (pending == 0) break;
-    const int measured = measure_pairs(a, pairs);
+    const int measured = measure_pairs(a, r.device.name, pairs, done);
     std::fprintf(stderr, "kernel-set: round %d measured %d pairs\n", round, measured);
     if (measured == 0) break;
     r = app::kernel_set(a.request);

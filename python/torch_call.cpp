@@ -4,6 +4,8 @@
 #include <complex>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "python/launch.hpp"
 
@@ -67,8 +69,7 @@ std::optional<std::array<std::int64_t, 2>> pair(const nb::object& o) {
 
 // A row-major CUDA tensor of a supported dtype: rows of `cols` elements `ld` apart.
 struct RowMajor {
-  PyObject* dtype;
-  char precision;
+  char precision;  // one per registered dtype: equal letters, equal dtypes
   int device;
   std::int64_t rows, cols, ld;
 };
@@ -88,7 +89,7 @@ std::optional<RowMajor> row_major(nb::handle t) {
   const auto [rows, cols] = *shape;
   const auto [ld, unit] = *stride;
   if (unit != 1 || !(ld >= cols && cols > 0) || rows == 0) return std::nullopt;
-  return RowMajor{dtype.ptr(), precision, device, rows, cols, ld};
+  return RowMajor{precision, device, rows, cols, ld};
 }
 
 // alpha or beta as (real, imaginary) from a Python int, float or complex; nullopt for anything
@@ -114,16 +115,24 @@ void launch_or_record(const ColumnMajorCall& q) {
                             q.beta_im, q.c, q.ldc, q.stream, q.device);
 }
 
+// Python truthiness, as the general path reads the flags (1, numpy.bool_ and the like).
+bool truthy(nb::handle x) {
+  const int v = PyObject_IsTrue(x.ptr());
+  if (v < 0) throw nb::python_error();
+  return v != 0;
+}
+
 nb::object torch_gemm(nb::handle a, nb::handle b, nb::handle c, nb::handle alpha, nb::handle beta,
-                      bool trans_a, bool trans_b) {
+                      nb::handle trans_a_flag, nb::handle trans_b_flag) {
   const PyTypeObject* tensor = torch_.tensor;
   if (!tensor || Py_TYPE(a.ptr()) != tensor || Py_TYPE(b.ptr()) != tensor ||
       (!c.is_none() && Py_TYPE(c.ptr()) != tensor))
     return nb::none();
+  const bool trans_a = truthy(trans_a_flag), trans_b = truthy(trans_b_flag);
   const auto ma = row_major(a);
   if (!ma) return nb::none();
   const auto mb = row_major(b);
-  if (!mb || mb->dtype != ma->dtype || mb->device != ma->device) return nb::none();
+  if (!mb || mb->precision != ma->precision || mb->device != ma->device) return nb::none();
   const auto [m, k] = trans_a ? std::pair{ma->cols, ma->rows} : std::pair{ma->rows, ma->cols};
   const auto [kb, n] = trans_b ? std::pair{mb->cols, mb->rows} : std::pair{mb->rows, mb->cols};
   const Names& s = names();
@@ -143,7 +152,8 @@ nb::object torch_gemm(nb::handle a, nb::handle b, nb::handle c, nb::handle alpha
     beta_z = 0.0;
   } else {
     const auto mc = row_major(c);
-    if (!mc || mc->dtype != ma->dtype || mc->device != ma->device || mc->rows != m || mc->cols != n)
+    if (!mc || mc->precision != ma->precision || mc->device != ma->device || mc->rows != m ||
+        mc->cols != n)
       return nb::none();
     out = nb::borrow(c);
     ldc = mc->ld;
@@ -183,20 +193,31 @@ void define_torch_call(nb::module_& m) {
           throw nb::type_error("tensor_type must be torch.Tensor's type");
         if (nb::len(dtypes) != torch_.dtypes.size())
           throw nb::value_error("dtypes must list the four (dtype, precision letter) pairs");
+        std::array<std::pair<nb::handle, char>, 4> entries;
+        for (size_t i = 0; i < entries.size(); ++i) {
+          const nb::handle entry = dtypes[i];
+          if (!PyTuple_Check(entry.ptr()) || PyTuple_GET_SIZE(entry.ptr()) != 2)
+            throw nb::value_error("each dtypes entry must be a (dtype, precision letter) pair");
+          const std::string letter =
+              nb::cast<std::string>(nb::borrow(PyTuple_GET_ITEM(entry.ptr(), 1)));
+          if (letter.size() != 1 ||
+              std::string_view("sdcz").find(letter[0]) == std::string_view::npos)
+            throw nb::value_error("a precision letter must be one of s, d, c, z");
+          entries[i] = {nb::borrow(PyTuple_GET_ITEM(entry.ptr(), 0)), letter[0]};
+        }
         Py_INCREF(tensor_type.ptr());
         Py_XDECREF(reinterpret_cast<PyObject*>(torch_.tensor));
         torch_.tensor = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
-        for (size_t i = 0; i < torch_.dtypes.size(); ++i) {
-          const nb::tuple entry = nb::cast<nb::tuple>(dtypes[i]);
-          hold(torch_.dtypes[i], entry[0].ptr());
-          torch_.letters[i] = nb::cast<std::string>(entry[1]).at(0);
+        for (size_t i = 0; i < entries.size(); ++i) {
+          hold(torch_.dtypes[i], entries[i].first.ptr());
+          torch_.letters[i] = entries[i].second;
         }
         hold(torch_.raw_stream, raw_stream.ptr());
         hold(torch_.launch, launch.ptr());
       },
       "tensor_type"_a, "dtypes"_a, "raw_stream"_a, "launch"_a.none());
   m.def("torch_gemm", &torch_gemm, "a"_a.none(), "b"_a.none(), "c"_a.none(), "alpha"_a.none(),
-        "beta"_a.none(), "trans_a"_a, "trans_b"_a);
+        "beta"_a.none(), "trans_a"_a.none(), "trans_b"_a.none());
 }
 
 }  // namespace gemmtune::python

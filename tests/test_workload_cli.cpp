@@ -388,6 +388,13 @@ TEST_CASE("kernel-set --measure: the pairs only the model gave are measured and 
   CHECK_THAT(again.output, Catch::Contains("round 1 measured 0 pairs"));
   CHECK(lines(attempts(db)) == grown);
 
+  // A problem the recording lacks stays predicted; the others are still measured.
+  write(file, std::string(kSixProblems) + "-p s -m 3000 -n 3000 -k 3000\n");
+  const Run lacking = run(base + " --measure 20 --replay " + kExhaustive);
+  INFO(lacking.output);
+  CHECK(lacking.status == 0);
+  CHECK_THAT(lacking.output, Catch::Contains("s_nn_3000x3000x3000_b1"));
+
   const Run negative = run(base + " --measure -1");
   CHECK(negative.status == 2);
   CHECK_THAT(negative.output, Catch::Contains("--measure -1"));

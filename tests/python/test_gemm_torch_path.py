@@ -91,7 +91,10 @@ def torch(monkeypatch):
     for name, value in (("_torch_module", None), ("_torch_stream", None)):
         monkeypatch.setattr(_arrays, name, value)
     monkeypatch.setattr(_arrays, "_torch_dtypes", {})
-    return fake
+    yield fake
+    # The C++ short path still holds the stand-in: the next gemm registers whatever torch is then.
+    monkeypatch.undo()
+    _arrays._torch_module = None
 
 
 @pytest.fixture
@@ -217,6 +220,22 @@ def test_the_short_path_registration_refuses_what_is_not_torch(torch):
         _arrays._gemmtune.torch_register(object(), [], abs, None)
     with pytest.raises(ValueError, match="four"):
         _arrays._gemmtune.torch_register(torch.Tensor, [], abs, None)
+    pairs = [(getattr(torch, name), letter) for name, letter in _arrays._PRECISIONS.items()]
+    with pytest.raises(ValueError, match="pair"):
+        _arrays._gemmtune.torch_register(torch.Tensor, pairs[:3] + [(torch.float32,)], abs, None)
+    with pytest.raises(ValueError, match="one of s, d, c, z"):
+        _arrays._gemmtune.torch_register(torch.Tensor, pairs[:3] + [(torch.float32, "x")], abs,
+                                         None)
+
+
+def test_flags_are_read_by_truthiness(torch, launches, general):
+    a, b = (torch.Tensor(np.zeros((4, 4), np.float32)) for _ in range(2))
+    for flag in (1, 0, np.bool_(True), np.bool_(False)):
+        _arrays.gemm(a, b, trans_a=flag, trans_b=flag)
+        _arrays._general(a, b, None, 1, 0, flag, flag)
+        assert launches[-2][:3] == launches[-1][:3] == ("s", "t" if flag else "n",
+                                                          "t" if flag else "n")
+    assert len(general) == 4  # the reference calls only
 
 
 def test_arrays_of_another_type_do_not_take_the_short_path(torch, launches, general):
