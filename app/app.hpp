@@ -135,6 +135,9 @@ struct KernelSetRequest {
   std::string db = Database::default_path(), gpu = "H100-SXM", calibration = "auto";
   int candidates = 16;          // per problem: its fastest measured kernels, plus the model's pick
   std::string domain = "full";  // of the model's pick
+  // Per problem, the model's pick when a previous call ranked it (KernelSetResult::model_picks;
+  // none: no configuration of the space runs it); empty: each problem is ranked.
+  std::vector<std::optional<KernelConfig>> model_picks;
 };
 // A time of a problem with a kernel: measured (the store's fastest median), or the calibrated
 // model's prediction scaled by the problem's median measured/predicted ratio.
@@ -160,6 +163,7 @@ struct KernelSetResult {
   std::vector<KernelSetRow> rows;        // per problem, in the workload's order
   double total_s = 0, best_total_s = 0;  // weighted: with the set, each problem at its own best
   int uncovered = 0;                     // problems no member runs (left out of total_s)
+  std::vector<std::optional<KernelConfig>> model_picks;  // per problem, for a later call
 };
 // The kernels (configurations) that minimise the workload's weighted total time on the store's
 // measurements of gpu and the model's predictions for pairs never measured; a kernel that breaks

@@ -18,6 +18,7 @@ std::string kernel_key(const Problem& p, const KernelConfig& c) {
 }
 
 struct Matrix {
+  std::vector<std::optional<KernelConfig>> picks;  // the model's, per problem
   std::vector<KernelConfig> candidates;
   std::vector<std::vector<double>> times;
   std::vector<std::vector<bool>> predicted;
@@ -60,9 +61,15 @@ Matrix build_matrix(const KernelSetRequest& r, const Database& db, const DeviceS
     std::sort(fastest.begin(), fastest.end());
     if (fastest.size() > size_t(r.candidates)) fastest.resize(size_t(r.candidates));
     for (const auto& f : fastest) add(KernelConfig::parse(f.second));
-    const Ranking pick = rank_space(p, d, 1, coefficients, SpaceDomain::named(r.domain));
-    if (!pick.top.empty())
-      add(pick.top.front().config);
+    if (!r.model_picks.empty()) {
+      m.picks.push_back(r.model_picks[i]);
+    } else {
+      const Ranking ranked = rank_space(p, d, 1, coefficients, SpaceDomain::named(r.domain));
+      m.picks.push_back(ranked.top.empty() ? std::nullopt
+                                           : std::optional(ranked.top.front().config));
+    }
+    if (m.picks.back())
+      add(*m.picks.back());
     else if (fastest.empty())
       throw InputError("problem " + p.shape_id() + " has no measurement on " + d.name +
                        " in the store and no configuration of the model's space can run it");
@@ -110,6 +117,9 @@ KernelSetResult kernel_set(const KernelSetRequest& r) {
   if (r.candidates < 1)
     throw InputError("--candidates " + std::to_string(r.candidates) + ": it must be >= 1");
   if (r.workload.empty()) throw InputError("the workload holds no problem");
+  if (!r.model_picks.empty() && r.model_picks.size() != r.workload.size())
+    throw InputError(std::to_string(r.model_picks.size()) + " model picks for " +
+                     std::to_string(r.workload.size()) + " problems: give one per problem or none");
   if (!std::filesystem::exists(r.db)) throw InputError("no store at '" + r.db + "'");
   const Database db(r.db);
   KernelSetResult out;
@@ -117,6 +127,7 @@ KernelSetResult kernel_set(const KernelSetRequest& r) {
   out.calibration = calibration_for(r.db, out.device.name, r.calibration);
   const Matrix m = build_matrix(r, db, out.device, out.calibration.coefficients);
   out.candidates = m.candidates.size();
+  out.model_picks = m.picks;
   std::vector<double> weights;
   for (const auto& e : r.workload) weights.push_back(e.weight);
   const KernelSet set = choose_kernel_set(weights, m.times, r.size);

@@ -70,8 +70,9 @@ int measure_pairs(const KernelSetArgs& a, const std::string& set_device,
 
 // The set chosen on the store, then, for up to `rounds` rounds, the pairs it rests on that only
 // the model gives measured and the set chosen again, until its figures are all measured.
-app::KernelSetResult measured_kernel_set(const KernelSetArgs& a) {
+app::KernelSetResult measured_kernel_set(KernelSetArgs& a) {
   app::KernelSetResult r = app::kernel_set(a.request);
+  a.request.model_picks = r.model_picks;  // measurements do not move the model's picks
   std::set<std::pair<size_t, std::string>> done;
   for (int round = 1; round <= a.measure_rounds; ++round) {
     const auto pairs = app::predicted_pairs(r);

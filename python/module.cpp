@@ -7,8 +7,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <complex>
-
 #include "app/app.hpp"
 #include "python/launch.hpp"
 #include "python/torch_call.hpp"
