@@ -12,21 +12,24 @@
 namespace gemmtune {
 namespace {
 
+// Elements from one shared-tile row (k-major: one k) to the next: the tile's length plus padding.
+int pitch_a(const KernelConfig& c) {
+  return c.smem_a_kmajor ? c.blk_m + c.pad : c.blk_k + c.pad;
+}
+int pitch_b(const KernelConfig& c) {
+  return c.smem_b_kmajor ? c.blk_n + c.pad : c.blk_k + c.pad;
+}
 std::int64_t tile_a_elems(const KernelConfig& c) {
-  return c.smem_a_kmajor ? std::int64_t(c.blk_k) * (c.blk_m + c.pad)
-                         : std::int64_t(c.blk_m) * (c.blk_k + c.pad);
+  return std::int64_t(c.smem_a_kmajor ? c.blk_k : c.blk_m) * pitch_a(c);
 }
 std::int64_t tile_b_elems(const KernelConfig& c) {
-  return c.smem_b_kmajor ? std::int64_t(c.blk_k) * (c.blk_n + c.pad)
-                         : std::int64_t(c.blk_n) * (c.blk_k + c.pad);
+  return std::int64_t(c.smem_b_kmajor ? c.blk_k : c.blk_n) * pitch_b(c);
 }
 std::int64_t index_a(const KernelConfig& c, int m, int k) {
-  return c.smem_a_kmajor ? std::int64_t(k) * (c.blk_m + c.pad) + m
-                         : std::int64_t(m) * (c.blk_k + c.pad) + k;
+  return c.smem_a_kmajor ? std::int64_t(k) * pitch_a(c) + m : std::int64_t(m) * pitch_a(c) + k;
 }
 std::int64_t index_b(const KernelConfig& c, int k, int n) {
-  return c.smem_b_kmajor ? std::int64_t(k) * (c.blk_n + c.pad) + n
-                         : std::int64_t(n) * (c.blk_k + c.pad) + k;
+  return c.smem_b_kmajor ? std::int64_t(k) * pitch_b(c) + n : std::int64_t(n) * pitch_b(c) + k;
 }
 
 // Wavefronts for one warp-wide access: the most distinct 4-byte words that fall in one bank.
@@ -97,13 +100,6 @@ double remembered_wavefronts(const AccessKey& key, Count&& count) {
   const double v = count();
   known.emplace(key, v);
   return v;
-}
-
-int pitch_a(const KernelConfig& c) {
-  return c.smem_a_kmajor ? c.blk_m + c.pad : c.blk_k + c.pad;
-}
-int pitch_b(const KernelConfig& c) {
-  return c.smem_b_kmajor ? c.blk_n + c.pad : c.blk_k + c.pad;
 }
 
 BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
