@@ -1,5 +1,7 @@
 #include "profiler/cuda_handles.hpp"
 
+#include <dlfcn.h>
+
 #include <cstring>
 
 namespace gemmtune::gpu {
@@ -56,7 +58,7 @@ void check(CUresult r, const char* what) {
 
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(what) + ": " + cublasGetStatusString(s));
+    throw CudaError(std::string(what) + ": " + CublasApi::get().status_string(s));
 }
 
 const DriverApi& DriverApi::get() {
@@ -106,11 +108,58 @@ Module::~Module() {
   if (mod_) DriverApi::get().module_unload(mod_);
 }
 
+namespace {
+
+// A shared library opened with dlopen and closed with its owner.
+class SharedLibrary {
+ public:
+  explicit SharedLibrary(const std::string& name)
+      : h_(dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    if (!h_) {
+      const char* why = dlerror();
+      throw CudaError("cannot open " + name + ": " + (why ? why : "unknown reason"));
+    }
+  }
+  ~SharedLibrary() { dlclose(h_); }
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
+
+  template <typename Fn>
+  void resolve(const char* symbol, Fn& fn) const {
+    void* p = dlsym(h_, symbol);
+    if (!p) throw CudaError(std::string("the cuBLAS library lacks ") + symbol);
+    fn = reinterpret_cast<Fn>(p);
+  }
+
+ private:
+  void* h_;
+};
+
+}  // namespace
+
+const CublasApi& CublasApi::get() {
+  static const SharedLibrary library("libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+  static const CublasApi api = [] {
+    CublasApi a;
+    library.resolve("cublasCreate_v2", a.create);
+    library.resolve("cublasDestroy_v2", a.destroy);
+    library.resolve("cublasSetStream_v2", a.set_stream);
+    library.resolve("cublasSetMathMode", a.set_math_mode);
+    library.resolve("cublasGetStatusString", a.status_string);
+    library.resolve("cublasSgemmStridedBatched", a.sgemm_strided_batched);
+    library.resolve("cublasDgemmStridedBatched", a.dgemm_strided_batched);
+    library.resolve("cublasCgemmStridedBatched", a.cgemm_strided_batched);
+    library.resolve("cublasZgemmStridedBatched", a.zgemm_strided_batched);
+    return a;
+  }();
+  return api;
+}
+
 Cublas::Cublas() {
-  check(cublasCreate(&h_), "cublasCreate");
+  check(CublasApi::get().create(&h_), "cublasCreate");
 }
 Cublas::~Cublas() {
-  if (h_) cublasDestroy(h_);
+  if (h_) CublasApi::get().destroy(h_);
 }
 
 }  // namespace gemmtune::gpu

@@ -101,11 +101,12 @@ struct GpuSession::Impl {
   void cublas_gemm(const Problem& p, const void* a_ptr, const void* b_ptr, const void* c_in_out) {
     const gpu::TypedScalar alpha = gpu::typed(p.alpha, p.precision),
                            beta = gpu::typed(p.beta, p.precision);
+    const gpu::CublasApi& api = gpu::CublasApi::get();
     cublasHandle_t h = cublas->get();
-    check(cublasSetStream(h, stream->get()), "cublasSetStream");
+    check(api.set_stream(h, stream->get()), "cublasSetStream");
     // Single precision as written (pedantic: no TF32); double precision in cuBLAS's default
     // mode, which uses the FP64 tensor cores: the baseline a user actually gets.
-    check(cublasSetMathMode(h, is_double(p.precision) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
+    check(api.set_math_mode(h, is_double(p.precision) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
           "cublasSetMathMode");
     const auto ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
     const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb),
@@ -113,7 +114,7 @@ struct GpuSession::Impl {
     const int batch = int(p.batch);
     switch (p.precision) {
       case Precision::S:
-        check(cublasSgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const float*>(&alpha),
+        check(api.sgemm_strided_batched(h, ta, tb, m, n, k, reinterpret_cast<const float*>(&alpha),
                                         reinterpret_cast<const float*>(a_ptr), lda, p.stride_a(),
                                         reinterpret_cast<const float*>(b_ptr), ldb, p.stride_b(),
                                         reinterpret_cast<const float*>(&beta), (float*)c_in_out,
@@ -121,7 +122,7 @@ struct GpuSession::Impl {
               "cublasSgemmStridedBatched");
         break;
       case Precision::D:
-        check(cublasDgemmStridedBatched(h, ta, tb, m, n, k, reinterpret_cast<const double*>(&alpha),
+        check(api.dgemm_strided_batched(h, ta, tb, m, n, k, reinterpret_cast<const double*>(&alpha),
                                         reinterpret_cast<const double*>(a_ptr), lda, p.stride_a(),
                                         reinterpret_cast<const double*>(b_ptr), ldb, p.stride_b(),
                                         reinterpret_cast<const double*>(&beta), (double*)c_in_out,
@@ -129,7 +130,7 @@ struct GpuSession::Impl {
               "cublasDgemmStridedBatched");
         break;
       case Precision::C:
-        check(cublasCgemmStridedBatched(
+        check(api.cgemm_strided_batched(
                   h, ta, tb, m, n, k, reinterpret_cast<const cuComplex*>(&alpha),
                   reinterpret_cast<const cuComplex*>(a_ptr), lda, p.stride_a(),
                   reinterpret_cast<const cuComplex*>(b_ptr), ldb, p.stride_b(),
@@ -138,7 +139,7 @@ struct GpuSession::Impl {
               "cublasCgemmStridedBatched");
         break;
       case Precision::Z:
-        check(cublasZgemmStridedBatched(
+        check(api.zgemm_strided_batched(
                   h, ta, tb, m, n, k, reinterpret_cast<const cuDoubleComplex*>(&alpha),
                   reinterpret_cast<const cuDoubleComplex*>(a_ptr), lda, p.stride_a(),
                   reinterpret_cast<const cuDoubleComplex*>(b_ptr), ldb, p.stride_b(),
