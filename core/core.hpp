@@ -161,12 +161,10 @@ struct KernelConfig {
   // SIMT outer product) to run while its barrier waits: cp.async kernels at UR0.
   bool fragments_cross_barrier() const { return async_copy && unroll == 0; }
   // Whether the kernel has a path that stores C VS rows at a time for this ldc (VC1 takes it):
-  // the unsplit SIMT kernel with VS > 1 where ldc is a multiple of VS.
-  bool has_vector_c_path(std::int64_t ldc) const {
-    return vec_s > 1 && mma == 0 && splits() == 1 && ldc % vec_s == 0;
-  }
-  // Whether SL1 means anything: the SIMT kernel's vector fragment loads (VS > 1).
-  bool has_shared32_path() const { return vec_s > 1 && mma == 0; }
+  // the unsplit kernel of a family with vector fragments, VS > 1, where ldc is a multiple of VS.
+  bool has_vector_c_path(std::int64_t ldc) const;
+  // Whether SL1 means anything: the vector fragment loads (VS > 1) of a family that has them.
+  bool has_shared32_path() const;
   // K of one split: whole K steps, so every split but the last starts on a step boundary.
   std::int64_t k_per_split(std::int64_t k) const {
     const std::int64_t steps = (k + blk_k - 1) / blk_k;
@@ -316,6 +314,46 @@ std::string spec_name_of(std::string_view device_name);
 std::string device_to_json(const DeviceSpec& d);
 DeviceSpec device_from_json(const std::string& json_text);  // throws InputError
 DeviceSpec load_device_file(const std::string& path);       // throws InputError
+
+// ---------------------------------------------------------------- kernel families
+
+// A main loop (how tiles reach shared memory) and its rules, declared once: the funnel's stages
+// read them (search), and kernels/ adds the files of its source.
+struct MainLoopRules {
+  const char* name = "";
+  int async_copy = 0;  // the AC value that selects it
+  // Whether the device and the problem admit it at all.
+  bool (*supported)(const KernelConfig&, const Problem&, const DeviceSpec&) = nullptr;
+  // Whether its fill path can produce the stage count and shared layouts.
+  bool (*layout_ok)(const KernelConfig&, const Problem&) = nullptr;
+  // Whether the variant parameters it ignores hold the one value kept for them.
+  bool (*variant_relevant)(const KernelConfig&) = nullptr;
+};
+
+// A kernel family (how a warp computes its tile) and its rules, declared once likewise.
+struct FamilyRules {
+  const char* name = "";
+  KernelFamily bit = kRegisterStagedSimt;  // as TuningParameter::families names it
+  bool (*selects)(const KernelConfig&) = nullptr;
+  // Whether the device and the problem admit its instructions at all.
+  bool (*supported)(const KernelConfig&, const Problem&, const DeviceSpec&) = nullptr;
+  // Whether its warp tile fits the thread layout and the block tile.
+  bool (*warp_tile_fits)(const KernelConfig&, const Problem&) = nullptr;
+  // Whether its fragments may be read VS > 1 elements at a time (and then on 32-bit addresses,
+  // SL, or stored VS rows at a time, VC).
+  bool vector_fragments = false;
+};
+
+// Exactly one family and one main loop select any configuration; a family runs with the main
+// loops whose AC values it lists in its parameters (AC for FP64 mma and cp.async SIMT).
+const std::vector<FamilyRules>& family_rules();
+const std::vector<MainLoopRules>& main_loop_rules();
+const FamilyRules& family_rules_of(const KernelConfig& c);       // throws std::logic_error
+const MainLoopRules& main_loop_rules_of(const KernelConfig& c);  // throws std::logic_error
+// The cp.async loop's landing rule: the shared layout (LA for of_a, else LB) that keeps A's or
+// B's stored order, and whether c's copies can write the layout it chose.
+int stored_order_kmajor(const Problem& p, bool of_a);
+bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a);
 
 // Helpers shared by the text parsers.
 std::int64_t parse_int(std::string_view text, std::string_view what);

@@ -11,13 +11,11 @@ extern const int kEmbeddedKernelFilesCount;
 
 const std::vector<MainLoop>& main_loops() {
   static const std::vector<MainLoop> table{
-      {.name = "register-staged",
-       .async_copy = 0,
+      {.rules = &main_loop_rules()[0],
        .helpers = "",
        .load_tiles = "load_tiles_registers.cuh",
        .source = "main_loop_registers.cuh"},
-      {.name = "cp.async multistage",
-       .async_copy = 1,
+      {.rules = &main_loop_rules()[1],
        .helpers = "cp_async.cuh",
        .load_tiles = "load_tiles_cp_async.cuh",
        .source = "main_loop_multistage.cuh"},
@@ -27,19 +25,9 @@ const std::vector<MainLoop>& main_loops() {
 
 const std::vector<Family>& kernel_families() {
   static const std::vector<Family> table{
-      {.name = "register-staged SIMT",
-       .bit = kRegisterStagedSimt,
-       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy == 0; },
-       .warp_tile = "warp_simt.cuh",
-       .main_loops = {&main_loops()[0]}},
-      {.name = "cp.async SIMT",
-       .bit = kCpAsyncSimt,
-       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy != 0; },
-       .warp_tile = "warp_simt.cuh",
-       .main_loops = {&main_loops()[1]}},
-      {.name = "FP64 mma",
-       .bit = kFp64Mma,
-       .selects = [](const KernelConfig& c) { return c.mma != 0; },
+      {.rules = &family_rules()[0], .warp_tile = "warp_simt.cuh", .main_loops = {&main_loops()[0]}},
+      {.rules = &family_rules()[1], .warp_tile = "warp_simt.cuh", .main_loops = {&main_loops()[1]}},
+      {.rules = &family_rules()[2],
        .helpers = "mma_sync.cuh",
        .warp_tile = "warp_mma.cuh",
        .main_loops = {&main_loops()[0], &main_loops()[1]}},
@@ -48,22 +36,23 @@ const std::vector<Family>& kernel_families() {
 }
 
 const Family& family_of(const KernelConfig& c) {
+  const FamilyRules& rules = family_rules_of(c);
   for (const Family& f : kernel_families())
-    if (f.selects(c)) return f;
-  throw std::logic_error("no kernel family runs " + c.id());
+    if (f.rules == &rules) return f;
+  throw std::logic_error(std::string("the ") + rules.name + " family has no kernel files");
 }
 
 const MainLoop& main_loop_of(const KernelConfig& c) {
   for (const MainLoop* loop : family_of(c).main_loops)
-    if (loop->async_copy == c.async_copy) return *loop;
-  throw std::logic_error("the " + std::string(family_of(c).name) + " family has no main loop for " +
-                         c.id());
+    if (loop->rules->async_copy == c.async_copy) return *loop;
+  throw std::logic_error("the " + std::string(family_of(c).rules->name) +
+                         " family has no main loop for " + c.id());
 }
 
 std::vector<std::string> family_parameters(const Family& f) {
   std::vector<std::string> tokens;
   for (const TuningParameter& p : tuning_parameters())
-    if (p.families & f.bit) tokens.emplace_back(p.token);
+    if (p.families & f.rules->bit) tokens.emplace_back(p.token);
   return tokens;
 }
 

@@ -31,19 +31,18 @@ std::string render_source(const KernelConfig& config, Precision precision, Op op
 // pairs its warp-level mma with mma_pipelined.h or mma_multistage.h; the prologue, the K step
 // and the C store are every family's (kernels/families.cpp).
 
-// A main loop, and the value of KernelConfig::async_copy that selects it.
+// A main loop: its rules (its name, the KernelConfig::async_copy value that selects it, what it
+// admits; core/families.cpp) and its files.
 struct MainLoop {
-  const char* name = "";
-  int async_copy = 0;
+  const MainLoopRules* rules = nullptr;
   const char* helpers = "";     // file-scope device functions it calls ("" for none)
   const char* load_tiles = "";  // its tile phases, in the kernel's body before the warp tile
   const char* source = "";      // the loop, in the kernel's body after the K step
 };
 
+// A family: its rules (name, parameter bit, selection, what it admits) and its files.
 struct Family {
-  const char* name = "";
-  KernelFamily bit = kRegisterStagedSimt;  // as TuningParameter::families names it
-  bool (*selects)(const KernelConfig&) = nullptr;
+  const FamilyRules* rules = nullptr;
   const char* helpers = "";    // file-scope device functions of its warp tile ("" for none)
   const char* warp_tile = "";  // in the kernel's body, before the K step
   std::vector<const MainLoop*> main_loops;

@@ -32,7 +32,8 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   s << "// gemmtune kernel " << c.id() << "\n"
     << "// precision " << to_char(precision) << ", op(A) " << to_char(op_a) << ", op(B) "
     << to_char(op_b) << "\n"
-    << "// family " << family_of(c).name << ", main loop " << main_loop_of(c).name << "\n";
+    << "// family " << family_of(c).rules->name << ", main loop " << main_loop_of(c).rules->name
+    << "\n";
   auto def = [&](const char* name, int value) { s << "#define " << name << ' ' << value << '\n'; };
   def("GT_PREC", static_cast<int>(precision));
   def("GT_OP_A", static_cast<int>(op_a));

@@ -53,6 +53,25 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
 // contiguous and 16-byte aligned (m16n8k8/k16 on an M-major A or N-major B tile of D), else 1.
 int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a);
 
+// A family's own terms (model/family_terms.cpp): the pipe its warp tile runs on, in FMAs per
+// clock per SM, and per thread and unit of k its math and shared fragment-read instructions.
+struct WarpTileTerms {
+  int fmas_per_clock = 0;
+  double math_instr = 0;
+  double fragment_instr = 0;
+};
+// Throws std::logic_error for a family without terms.
+WarpTileTerms warp_tile_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
+                              const BankProfile& bank);
+bool has_warp_tile_terms(KernelFamily family);
+// A main loop's own terms: shared stores it issues per element of a tile it loads, and the K
+// steps of work that hide a step's global loads.
+struct MainLoopTerms {
+  double staging_stores_per_element = 0;
+  double steps_hiding_loads = 0;
+};
+MainLoopTerms main_loop_terms(const KernelConfig& c);
+
 // Shared-memory wavefronts one warp issues in one K step: compute-loop reads plus tile stores.
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& bank);
 

@@ -128,12 +128,10 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double clock_hz = d.sm_clock_mhz * 1e6;
   const double e = element_bytes(p.precision);
   const int fpm = fmas_per_madd(p.precision);
-  // Hopper reaches its FP64 tensor peak only with the m16n8kX shapes; m8n8k4 runs at half of
-  // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
-  const int mma_rate = c.mma == 1 && d.cc_major >= 9 ? d.fp64_mma_per_sm / 2 : d.fp64_mma_per_sm;
-  const int lanes = c.mma                    ? mma_rate
-                    : is_double(p.precision) ? d.fp64_lanes_per_sm
-                                             : d.fp32_lanes_per_sm;
+  const BankProfile bank = bank_profile(c, p.precision, p.op_a, p.op_b);
+  const WarpTileTerms warp = warp_tile_terms(c, p.precision, d, bank);
+  const MainLoopTerms loop = main_loop_terms(c);
+  const int lanes = warp.fmas_per_clock;
   if (lanes <= 0)
     throw InputError("configuration " + c.id() + " needs FP64 tensor cores, which " + d.name +
                      " lacks (fp64_mma_per_sm = 0)");
@@ -146,40 +144,29 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const int blocks = r.occ.blocks_per_sm;
 
   // One block, one K step, cycles of the whole SM.
-  const BankProfile bank = bank_profile(c, p.precision, p.op_a, p.op_b);
   const double fma_iter = double(c.blk_m) * c.blk_n * c.blk_k * fpm / lanes;
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
   const double smem_iter = warps_per_block * warp_smem_wavefronts_per_step(c, bank);
   // Every warp instruction takes an issue slot: one per clock in each of 4 sub-partitions.
   // FFMA and scalar LDS compete for them, which caps SIMT GEMM below the FMA peak.
-  // Per thread and unit of k. One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's
-  // accumulator-k products; its fragments are one element per lane and 4 k, read in 16-byte
-  // pairs where the shared layout allows it.
-  const double fma_instr = double(c.thr_m()) * c.thr_n() * fpm *
-                           (c.mma ? 4.0 / (double(c.mma_rows()) * c.mma_k()) : 1.0);
-  const double lds_instr = c.mma ? (c.thr_m() / double(bank.fragment_vector_a) +
-                                    c.thr_n() / 2.0 / bank.fragment_vector_b) /
-                                       4.0
-                                 : double(c.thr_m() + c.thr_n()) / c.vec_s;
+  const double fma_instr = warp.math_instr;
+  const double lds_instr = warp.fragment_instr;
   const double load_instr = loads_a / c.vec_a + loads_b / c.vec_b;
   const double loop_instr =
       c.unroll == 0 ? 0.0 : double(c.blk_k) / c.unroll * k.loop_instr_per_step;
   const double issue_iter =
       warps_per_block *
       (c.blk_k * (fma_instr + lds_instr) + load_instr * k.instr_per_global_load +
-       (c.async_copy ? 0.0 : loads_a + loads_b) + loop_instr + 4.0 * c.stages) /
+       loop.staging_stores_per_element * (loads_a + loads_b) + loop_instr + 4.0 * c.stages) /
       4.0;
   const double work_iter = std::max({fma_iter / k.fma_efficiency, smem_iter / k.smem_efficiency,
                                      issue_iter / k.issue_efficiency});
   // Barriers per K step whose wait leaves the pipes idle: none where the last step runs across
   // it (on the H100 that took one-block-per-SM D tiles from 0.795 to 0.914 of cuBLAS).
   const double syncs = c.fragments_cross_barrier() ? 0.0 : c.stages == 1 ? 2.0 : 1.0;
-  // Global-load latency left after the work that overlaps it: one K step with register
-  // prefetch of both operands, STAGES - 1 steps with the cp.async pipeline, none otherwise.
-  const double overlap = c.async_copy      ? (c.stages - 1) * work_iter
-                         : c.prefetch == 3 ? work_iter
-                                           : 0.0;
+  // Global-load latency left after the work that overlaps it: the main loop's steps in flight.
+  const double overlap = loop.steps_hiding_loads * work_iter;
   const double exposed = std::max(0.0, k.mem_latency_cycles - overlap);
   // The epilogue's C traffic moves in 32-byte sectors; a thread layout that scatters a warp's
   // elements over many sectors multiplies it (skinny-K problems are dominated by it).

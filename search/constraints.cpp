@@ -57,7 +57,7 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
 bool layout_divides(const KernelConfig& c, const Problem& p) {
   const int t = c.threads();
   if (c.blk_m % c.dim_x || c.blk_n % c.dim_y) return false;
-  if (!mma_tile_ok(c, p)) return false;
+  if (!warp_tile_fits(c, p)) return false;
   if (c.dim_xa * c.dim_ya != t || c.dim_xb * c.dim_yb != t) return false;
   const int ya = c.dim_ya, yb = c.dim_yb;
   const int a_rows = p.op_a == Op::N ? c.blk_m : c.blk_k;
@@ -68,50 +68,26 @@ bool layout_divides(const KernelConfig& c, const Problem& p) {
          b_rows % (c.dim_xb * c.vec_b) == 0 && b_cols % yb == 0;
 }
 
-bool mma_supported(const KernelConfig& c, const DeviceSpec& d) {
-  return c.mma == 0 || (d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9));
+// The family's and the main loop's own rules (core/families.cpp).
+bool family_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  return family_rules_of(c).supported(c, p, d);
 }
 
-bool mma_tile_ok(const KernelConfig& c, const Problem& p) {
-  // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
-  return !c.mma ||
-         (is_double(p.precision) && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 && c.thr_n() % 2 == 0 &&
-          c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0);
+bool warp_tile_fits(const KernelConfig& c, const Problem& p) {
+  return family_rules_of(c).warp_tile_fits(c, p);
 }
 
-bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
-  if (!c.async_copy) return true;
-  // cp.async moves 4, 8 or 16 bytes and cannot conjugate on the way.
-  auto size_ok = [&](int vec) {
-    const int bytes = vec * element_bytes(p.precision);
-    return bytes == 4 || bytes == 8 || bytes == 16;
-  };
-  return d.cc_major >= 8 && p.op_a != Op::C && p.op_b != Op::C && size_ok(c.vec_a) &&
-         size_ok(c.vec_b);
+bool main_loop_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  return main_loop_rules_of(c).supported(c, p, d);
 }
 
-int stored_order_kmajor(const Problem& p, bool of_a) {
-  // K-major A where A is M-contiguous (op N), K-major B where B is N-contiguous (op T).
-  return of_a ? (p.op_a == Op::N ? 1 : 0) : (p.op_b == Op::N ? 0 : 1);
-}
-
-bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a) {
-  // A copy writes its VEC elements contiguously, so a vector copy keeps the stored order; a
-  // one-element copy lands anywhere, so it can transpose (what an SGEMM NN pipeline needs for
-  // vector shared reads of B).
-  return of_a ? c.smem_a_kmajor == stored_order_kmajor(p, true) || c.vec_a == 1
-              : c.smem_b_kmajor == stored_order_kmajor(p, false) || c.vec_b == 1;
-}
-
-bool async_layout_ok(const KernelConfig& c, const Problem& p) {
-  if (!c.async_copy) return c.stages <= 2;
-  return c.stages >= 2 && async_copy_lands(c, p, true) && async_copy_lands(c, p, false) &&
-         c.pad % c.vec_a == 0 && c.pad % c.vec_b == 0;
+bool main_loop_layout_ok(const KernelConfig& c, const Problem& p) {
+  return main_loop_rules_of(c).layout_ok(c, p);
 }
 
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
   if (c.vec_s == 1) return true;
-  if (c.mma) return false;  // mma fragments are single elements
+  if (!family_rules_of(c).vector_fragments) return false;
   return (c.vec_s == 2 || c.vec_s == 4) && c.vec_s * element_bytes(p.precision) <= 16 &&
          c.smem_a_kmajor == 1 && c.smem_b_kmajor == 1 && c.pad % c.vec_s == 0 &&
          c.thr_m() % c.vec_s == 0 && c.thr_n() % c.vec_s == 0;
@@ -176,8 +152,7 @@ bool reads_coalesced(const KernelConfig& c, const Problem& p) {
 
 bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   const Problem& p = ctx.problem;
-  // The cp.async pipeline has no register prefetch and zero-fills edges whatever ED says.
-  if (c.async_copy && (c.prefetch != 0 || c.edge != EdgeMode::Predicate)) return false;
+  if (!main_loop_rules_of(c).variant_relevant(c)) return false;
   if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
   // One of VC0 and VC1 is the kernel worth running. VC1 is VC0 again where the kernel has no
   // vector path (VS 1, tensor cores, a split kernel adding into C an element at a time, ldc not
@@ -217,19 +192,19 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
       return fail(Stage::LayoutDivides, std::string(t.token) + std::to_string(v) +
                                             " is out of range in " + c.id() + ": " + t.token +
                                             " must be " + t.meaning);
-  if (!async_copy_supported(c, p, d))
+  if (!main_loop_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "AC1 (cp.async) needs compute capability 8.0 or later (" + d.name + " is " +
                     d.arch() + "), op n or t (got " + to_char(p.op_a) + to_char(p.op_b) +
                     ") and copies of 4, 8 or 16 bytes (VA " + std::to_string(c.vec_a) + ", VB " +
                     std::to_string(c.vec_b) + " of " + std::to_string(element_bytes(p.precision)) +
                     "-byte elements)");
-  if (!mma_supported(c, d))
+  if (!family_supported(c, p, d))
     return fail(Stage::LayoutDivides,
                 "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
                     (c.mma >= 2 ? " with m16n8 shapes (sm_90 and later)" : "") + ", which " +
                     d.name + " (" + d.arch() + ") lacks at full rate");
-  if (!mma_tile_ok(c, p))
+  if (!warp_tile_fits(c, p))
     return fail(Stage::LayoutDivides,
                 "MM" + std::to_string(c.mma) + " (FP64 tensor cores) needs precision D or Z (got " +
                     std::string(1, to_char(p.precision)) + "), DX a multiple of 8 (" +
@@ -281,7 +256,7 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                 "SL1 (32-bit shared addresses) applies to the vector "
                 "fragment loads of SIMT kernels: it needs VS > 1 and MM0 (got " +
                     c.id() + ")");
-  if (!async_layout_ok(c, p))
+  if (!main_loop_layout_ok(c, p))
     return fail(Stage::SharedVector,
                 c.async_copy
                     ? "AC1 (cp.async) vector copies land in stored order: it needs LA" +

@@ -25,15 +25,12 @@ struct StageContext {
 bool layout_divides(const KernelConfig& c, const Problem& p);
 bool vector_aligned(const KernelConfig& c, const Problem& p);
 bool shared_vector_ok(const KernelConfig& c, const Problem& p);
-bool mma_supported(const KernelConfig& c, const DeviceSpec& d);
-bool mma_tile_ok(const KernelConfig& c, const Problem& p);
-bool async_copy_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
-// The shared layout (LA for of_a, else LB) that keeps A's or B's stored order.
-int stored_order_kmajor(const Problem& p, bool of_a);
-// Whether cp.async can write A's (of_a) or B's shared layout: vector copies only in stored order.
-bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a);
-// Stage counts and shared layouts the fill path (registers or cp.async) can produce.
-bool async_layout_ok(const KernelConfig& c, const Problem& p);
+// The rules of c's family (its instructions on this device and problem; its warp tile) and of
+// its main loop (the device and problem; the stages and shared layouts its fill path produces).
+bool family_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
+bool warp_tile_fits(const KernelConfig& c, const Problem& p);
+bool main_loop_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
+bool main_loop_layout_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 double raw_register_estimate(const KernelConfig& c, Precision p);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].

@@ -37,10 +37,9 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     // order for vector copies), no register prefetch, zero-filled edges, two stages at least;
     // register staging has at most two.
     if (n.async_copy) {
-      if (!detail::async_copy_lands(n, problem, true))
-        n.smem_a_kmajor = detail::stored_order_kmajor(problem, true);
-      if (!detail::async_copy_lands(n, problem, false))
-        n.smem_b_kmajor = detail::stored_order_kmajor(problem, false);
+      if (!async_copy_lands(n, problem, true)) n.smem_a_kmajor = stored_order_kmajor(problem, true);
+      if (!async_copy_lands(n, problem, false))
+        n.smem_b_kmajor = stored_order_kmajor(problem, false);
       n.prefetch = 0;
       n.edge = EdgeMode::Predicate;
       n.stages = std::max(2, n.stages);

@@ -161,7 +161,7 @@ struct Walker {
     const DeviceSpec& d = ctx.device;
     switch (s) {
       case Stage::LayoutDivides:
-        return detail::mma_supported(c, d) && detail::async_copy_supported(c, p, d) &&
+        return detail::family_supported(c, p, d) && detail::main_loop_supported(c, p, d) &&
                detail::layout_divides(c, p);
       case Stage::WarpMultiple:
         return c.threads() % d.warp_size == 0;
@@ -171,7 +171,7 @@ struct Walker {
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
         return (!c.shared32 || c.has_shared32_path()) && detail::shared_vector_ok(c, p) &&
-               detail::async_layout_ok(c, p);
+               detail::main_loop_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:
@@ -418,7 +418,7 @@ void walk_block_layout(Walker& w, KernelConfig c) {
   double mm_count = 0;
   for (size_t i = 0; i < nmm; ++i) {
     c.mma = dom.mma[i];
-    mm_ok[i] = detail::mma_supported(c, d) && detail::mma_tile_ok(c, p);
+    mm_ok[i] = detail::family_supported(c, p, d) && detail::warp_tile_fits(c, p);
     mm_count += mm_ok[i];
   }
   c.mma = 0;
@@ -432,7 +432,7 @@ void walk_block_layout(Walker& w, KernelConfig c) {
       double ac_count = 0;
       for (size_t i = 0; i < nac; ++i) {
         c.async_copy = dom.async_copy[i];
-        const bool ok = detail::async_copy_supported(c, p, d);
+        const bool ok = detail::main_loop_supported(c, p, d);
         ac_ok[(i * nva + va) * nvb + vb] = ok;
         ac_count += ok;
       }

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "kernels/kernels.hpp"
+#include "model/model.hpp"
 #include "profiler/profiler.hpp"
+#include "search/search.hpp"
 #include "tests/catch.hpp"
 
 using namespace gemmtune;
@@ -40,8 +42,8 @@ TEST_CASE("families: each configuration has exactly one family and one of its ma
   for (const Case& c : kCases) {
     INFO(c.id);
     const KernelConfig config = KernelConfig::parse(c.id);
-    CHECK(std::string(family_of(config).name) == c.family);
-    CHECK(std::string(main_loop_of(config).name) == c.main_loop);
+    CHECK(std::string(family_of(config).rules->name) == c.family);
+    CHECK(std::string(main_loop_of(config).rules->name) == c.main_loop);
   }
   KernelConfig config;
   for (int mma = 0; mma <= 4; ++mma)
@@ -49,12 +51,13 @@ TEST_CASE("families: each configuration has exactly one family and one of its ma
       config.mma = mma;
       config.async_copy = async_copy;
       INFO(config.id());
-      const auto selecting = std::count_if(kernel_families().begin(), kernel_families().end(),
-                                           [&](const Family& f) { return f.selects(config); });
+      const auto selecting =
+          std::count_if(kernel_families().begin(), kernel_families().end(),
+                        [&](const Family& f) { return f.rules->selects(config); });
       CHECK(selecting == 1);
       const Family& f = family_of(config);
-      CHECK(f.bit == (mma ? kFp64Mma : async_copy ? kCpAsyncSimt : kRegisterStagedSimt));
-      CHECK(main_loop_of(config).async_copy == async_copy);
+      CHECK(f.rules->bit == (mma ? kFp64Mma : async_copy ? kCpAsyncSimt : kRegisterStagedSimt));
+      CHECK(main_loop_of(config).rules->async_copy == async_copy);
     }
 }
 
@@ -102,25 +105,107 @@ TEST_CASE("families: a rendered source holds its family's files and no other's",
 TEST_CASE("families: a family's parameters are the parameter table's", "[families]") {
   std::set<std::string> declared;
   for (const Family& f : kernel_families()) {
-    INFO(f.name);
+    INFO(f.rules->name);
     const std::vector<std::string> tokens = family_parameters(f);
     CHECK(!tokens.empty());
     for (const std::string& token : tokens) {
       CHECK_NOTHROW(tuning_parameter(token));
-      CHECK((tuning_parameter(token).families & f.bit) != 0);
+      CHECK((tuning_parameter(token).families & f.rules->bit) != 0);
       declared.insert(token);
     }
     auto uses = [&](const char* token) {
       return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
     };
     CHECK(uses("BM"));
-    CHECK(uses("MM") == (f.bit == kFp64Mma));
-    CHECK(uses("AC") == (f.bit != kRegisterStagedSimt));
+    CHECK(uses("MM") == (f.rules->bit == kFp64Mma));
+    CHECK(uses("AC") == (f.rules->bit != kRegisterStagedSimt));
     // The cp.async pipeline has no register prefetch; only SIMT kernels store C by vectors.
-    CHECK(uses("PF") == (f.bit != kCpAsyncSimt));
-    CHECK(uses("VC") == (f.bit != kFp64Mma));
-    CHECK(uses("SL") == (f.bit != kFp64Mma));
+    CHECK(uses("PF") == (f.rules->bit != kCpAsyncSimt));
+    CHECK(uses("VC") == (f.rules->bit != kFp64Mma));
+    CHECK(uses("SL") == (f.rules->bit != kFp64Mma));
   }
   // Every parameter shapes some family.
   for (const TuningParameter& p : tuning_parameters()) CHECK(declared.count(p.token) == 1);
+}
+
+TEST_CASE("families: the funnel's family constraints are the families' own rules", "[families]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM"),
+                   a100 = find_builtin_device("A100-SXM4-80GB");
+  Problem d;
+  d.precision = Precision::D;
+  d.m = d.n = d.k = 1024;
+  d.lda = d.ldb = d.ldc = 1024;
+  Problem s = d;
+  s.precision = Precision::S;
+  // m16n8k8 FP64 mma: on Hopper, not on the A100 (m8n8k4 only); a D problem, never an S one.
+  const KernelConfig mma = KernelConfig::parse("BM64_BN64_BK8_DX8_DY16_DXA64_DXB8_ST2_MM3");
+  const FamilyRules& fp64 = family_rules_of(mma);
+  CHECK(std::string(fp64.name) == "FP64 mma");
+  CHECK(fp64.supported(mma, d, h100));
+  CHECK_FALSE(fp64.supported(mma, d, a100));
+  CHECK(fp64.warp_tile_fits(mma, d));
+  CHECK_FALSE(fp64.warp_tile_fits(mma, s));
+  CHECK_FALSE(fp64.vector_fragments);
+  CHECK(check_hard(d, h100, mma) == std::nullopt);
+  REQUIRE(check_hard(s, h100, mma).has_value());
+  CHECK(check_hard(s, h100, mma)->stage == Stage::LayoutDivides);
+  // SIMT families have vector fragments: VS2 means something for them, SL1 too.
+  KernelConfig simt = KernelConfig::parse("BM64_BN64_BK8_DX8_DY8_DXA64_DXB8_VS2");
+  CHECK(family_rules_of(simt).vector_fragments);
+  CHECK(simt.has_shared32_path());
+  KernelConfig mma_vs2 = mma;
+  mma_vs2.vec_s = 2;
+  CHECK_FALSE(mma_vs2.has_shared32_path());
+  CHECK_FALSE(mma_vs2.has_vector_c_path(1024));
+  // The register-staged loop keeps at most two shared buffers; cp.async needs two and cannot
+  // conjugate, and runs without register prefetch.
+  simt.stages = 3;
+  CHECK_FALSE(main_loop_rules_of(simt).layout_ok(simt, s));
+  simt.async_copy = 1;
+  const MainLoopRules& cp_async = main_loop_rules_of(simt);
+  CHECK(std::string(cp_async.name) == "cp.async multistage");
+  CHECK(cp_async.supported(simt, s, h100));
+  Problem conjugated = s;
+  conjugated.precision = Precision::C;
+  conjugated.op_a = Op::C;
+  CHECK_FALSE(cp_async.supported(simt, conjugated, h100));
+  simt.prefetch = 3;
+  CHECK_FALSE(cp_async.variant_relevant(simt));
+  // Each rule table matches the kernels' family table, one to one.
+  for (const Family& f : kernel_families())
+    CHECK(std::count_if(family_rules().begin(), family_rules().end(),
+                        [&](const FamilyRules& r) { return &r == f.rules; }) == 1);
+  CHECK(kernel_families().size() == family_rules().size());
+  CHECK(main_loops().size() == main_loop_rules().size());
+}
+
+TEST_CASE("families: every family has its own model terms", "[families]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  for (const FamilyRules& f : family_rules()) {
+    INFO(f.name);
+    CHECK(has_warp_tile_terms(f.bit));
+  }
+  // The FP64 mma family runs on the tensor pipe: m16n8k8 at the full rate, m8n8k4 at half of
+  // it on Hopper, with an eighth of a SIMT kernel's math instructions for m16n8k8's 16 x 8 x 8.
+  KernelConfig c = KernelConfig::parse("BM64_BN64_BK8_DX8_DY16_DXA64_DXB8_ST2_MM3");
+  const BankProfile bank = bank_profile(c, Precision::D, Op::N, Op::N);
+  const WarpTileTerms m16 = warp_tile_terms(c, Precision::D, h100, bank);
+  CHECK(m16.fmas_per_clock == h100.fp64_mma_per_sm);
+  c.mma = 1;
+  CHECK(warp_tile_terms(c, Precision::D, h100, bank).fmas_per_clock == h100.fp64_mma_per_sm / 2);
+  KernelConfig simt = c;
+  simt.mma = 0;
+  const WarpTileTerms s = warp_tile_terms(simt, Precision::D, h100, bank);
+  CHECK(s.fmas_per_clock == h100.fp64_lanes_per_sm);
+  CHECK(m16.math_instr == Approx(s.math_instr * 4.0 / (16 * 8)));
+  // cp.async keeps STAGES - 1 steps in flight and stores nothing through registers.
+  simt.async_copy = 1;
+  simt.stages = 3;
+  CHECK(main_loop_terms(simt).steps_hiding_loads == 2.0);
+  CHECK(main_loop_terms(simt).staging_stores_per_element == 0.0);
+  simt.async_copy = 0;
+  simt.stages = 2;
+  simt.prefetch = 3;
+  CHECK(main_loop_terms(simt).steps_hiding_loads == 1.0);
+  CHECK(main_loop_terms(simt).staging_stores_per_element == 1.0);
 }

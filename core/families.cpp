@@ -1,0 +1,120 @@
+// The kernel families and main loops, with the rules only they impose, declared once.
+#include "core/core.hpp"
+
+namespace gemmtune {
+namespace {
+
+bool always(const KernelConfig&, const Problem&, const DeviceSpec&) {
+  return true;
+}
+bool any_tile(const KernelConfig&, const Problem&) {
+  return true;
+}
+
+// Hopper's m16n8kX shapes; the A100 has m8n8k4 only.
+bool fp64_mma_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  (void)p;
+  return d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9);
+}
+
+// Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
+bool fp64_mma_tile_fits(const KernelConfig& c, const Problem& p) {
+  return is_double(p.precision) && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 && c.thr_n() % 2 == 0 &&
+         c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0;
+}
+
+// cp.async moves 4, 8 or 16 bytes and cannot conjugate on the way.
+bool cp_async_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  auto size_ok = [&](int vec) {
+    const int bytes = vec * element_bytes(p.precision);
+    return bytes == 4 || bytes == 8 || bytes == 16;
+  };
+  return d.cc_major >= 8 && p.op_a != Op::C && p.op_b != Op::C && size_ok(c.vec_a) &&
+         size_ok(c.vec_b);
+}
+
+bool cp_async_layout_ok(const KernelConfig& c, const Problem& p) {
+  return c.stages >= 2 && async_copy_lands(c, p, true) && async_copy_lands(c, p, false) &&
+         c.pad % c.vec_a == 0 && c.pad % c.vec_b == 0;
+}
+
+}  // namespace
+
+int stored_order_kmajor(const Problem& p, bool of_a) {
+  // K-major A where A is M-contiguous (op N), K-major B where B is N-contiguous (op T).
+  return of_a ? (p.op_a == Op::N ? 1 : 0) : (p.op_b == Op::N ? 0 : 1);
+}
+
+bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a) {
+  // A copy writes its VEC elements contiguously, so a vector copy keeps the stored order; a
+  // one-element copy lands anywhere, so it can transpose (what an SGEMM NN pipeline needs for
+  // vector shared reads of B).
+  return of_a ? c.smem_a_kmajor == stored_order_kmajor(p, true) || c.vec_a == 1
+              : c.smem_b_kmajor == stored_order_kmajor(p, false) || c.vec_b == 1;
+}
+
+const std::vector<MainLoopRules>& main_loop_rules() {
+  static const std::vector<MainLoopRules> table{
+      {.name = "register-staged",
+       .async_copy = 0,
+       .supported = always,
+       // Registers stage one tile ahead: a second shared buffer at most.
+       .layout_ok = [](const KernelConfig& c, const Problem&) { return c.stages <= 2; },
+       .variant_relevant = [](const KernelConfig&) { return true; }},
+      {.name = "cp.async multistage",
+       .async_copy = 1,
+       .supported = cp_async_supported,
+       .layout_ok = cp_async_layout_ok,
+       // No register prefetch, and edges zero-filled whatever ED says.
+       .variant_relevant =
+           [](const KernelConfig& c) { return c.prefetch == 0 && c.edge == EdgeMode::Predicate; }},
+  };
+  return table;
+}
+
+const std::vector<FamilyRules>& family_rules() {
+  static const std::vector<FamilyRules> table{
+      {.name = "register-staged SIMT",
+       .bit = kRegisterStagedSimt,
+       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy == 0; },
+       .supported = always,
+       .warp_tile_fits = any_tile,
+       .vector_fragments = true},
+      {.name = "cp.async SIMT",
+       .bit = kCpAsyncSimt,
+       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy != 0; },
+       .supported = always,
+       .warp_tile_fits = any_tile,
+       .vector_fragments = true},
+      // mma fragments are single elements.
+      {.name = "FP64 mma",
+       .bit = kFp64Mma,
+       .selects = [](const KernelConfig& c) { return c.mma != 0; },
+       .supported = fp64_mma_supported,
+       .warp_tile_fits = fp64_mma_tile_fits,
+       .vector_fragments = false},
+  };
+  return table;
+}
+
+const FamilyRules& family_rules_of(const KernelConfig& c) {
+  for (const FamilyRules& f : family_rules())
+    if (f.selects(c)) return f;
+  throw std::logic_error("no kernel family runs " + c.id());
+}
+
+bool KernelConfig::has_vector_c_path(std::int64_t ldc) const {
+  return vec_s > 1 && splits() == 1 && ldc % vec_s == 0 && family_rules_of(*this).vector_fragments;
+}
+
+bool KernelConfig::has_shared32_path() const {
+  return vec_s > 1 && family_rules_of(*this).vector_fragments;
+}
+
+const MainLoopRules& main_loop_rules_of(const KernelConfig& c) {
+  for (const MainLoopRules& m : main_loop_rules())
+    if (m.async_copy == c.async_copy) return m;
+  throw std::logic_error("no main loop runs " + c.id());
+}
+
+}  // namespace gemmtune
