@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -346,8 +347,8 @@ struct FamilyRules {
 
 // Exactly one family and one main loop select any configuration; a family runs with the main
 // loops whose AC values it lists in its parameters (AC for FP64 mma and cp.async SIMT).
-const std::vector<FamilyRules>& family_rules();
-const std::vector<MainLoopRules>& main_loop_rules();
+std::span<const FamilyRules> family_rules();
+std::span<const MainLoopRules> main_loop_rules();
 const FamilyRules& family_rules_of(const KernelConfig& c);       // throws std::logic_error
 const MainLoopRules& main_loop_rules_of(const KernelConfig& c);  // throws std::logic_error
 // The cp.async loop's landing rule: the shared layout (LA for of_a, else LB) that keeps A's or

@@ -1,4 +1,7 @@
 // The kernel families and main loops, with the rules only they impose, declared once.
+#include <iterator>
+#include <utility>
+
 #include "core/core.hpp"
 
 namespace gemmtune {
@@ -53,54 +56,73 @@ bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a) {
               : c.smem_b_kmajor == stored_order_kmajor(p, false) || c.vec_b == 1;
 }
 
-const std::vector<MainLoopRules>& main_loop_rules() {
-  static const std::vector<MainLoopRules> table{
-      {.name = "register-staged",
-       .async_copy = 0,
-       .supported = always,
-       // Registers stage one tile ahead: a second shared buffer at most.
-       .layout_ok = [](const KernelConfig& c, const Problem&) { return c.stages <= 2; },
-       .variant_relevant = [](const KernelConfig&) { return true; }},
-      {.name = "cp.async multistage",
-       .async_copy = 1,
-       .supported = cp_async_supported,
-       .layout_ok = cp_async_layout_ok,
-       // No register prefetch, and edges zero-filled whatever ED says.
-       .variant_relevant =
-           [](const KernelConfig& c) { return c.prefetch == 0 && c.edge == EdgeMode::Predicate; }},
-  };
-  return table;
+namespace {
+
+// Constant-initialized: the funnel looks rules up millions of times a walk.
+constexpr MainLoopRules kMainLoops[] = {
+    {.name = "register-staged",
+     .async_copy = 0,
+     .supported = always,
+     // Registers stage one tile ahead: a second shared buffer at most.
+     .layout_ok = [](const KernelConfig& c, const Problem&) { return c.stages <= 2; },
+     .variant_relevant = [](const KernelConfig&) { return true; }},
+    {.name = "cp.async multistage",
+     .async_copy = 1,
+     .supported = cp_async_supported,
+     .layout_ok = cp_async_layout_ok,
+     // No register prefetch, and edges zero-filled whatever ED says.
+     .variant_relevant =
+         [](const KernelConfig& c) { return c.prefetch == 0 && c.edge == EdgeMode::Predicate; }},
+};
+
+constexpr FamilyRules kFamilies[] = {
+    {.name = "register-staged SIMT",
+     .bit = kRegisterStagedSimt,
+     .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy == 0; },
+     .supported = always,
+     .warp_tile_fits = any_tile,
+     .vector_fragments = true},
+    {.name = "cp.async SIMT",
+     .bit = kCpAsyncSimt,
+     .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy != 0; },
+     .supported = always,
+     .warp_tile_fits = any_tile,
+     .vector_fragments = true},
+    // mma fragments are single elements.
+    {.name = "FP64 mma",
+     .bit = kFp64Mma,
+     .selects = [](const KernelConfig& c) { return c.mma != 0; },
+     .supported = fp64_mma_supported,
+     .warp_tile_fits = fp64_mma_tile_fits,
+     .vector_fragments = false},
+};
+
+}  // namespace
+
+std::span<const MainLoopRules> main_loop_rules() {
+  return kMainLoops;
 }
 
-const std::vector<FamilyRules>& family_rules() {
-  static const std::vector<FamilyRules> table{
-      {.name = "register-staged SIMT",
-       .bit = kRegisterStagedSimt,
-       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy == 0; },
-       .supported = always,
-       .warp_tile_fits = any_tile,
-       .vector_fragments = true},
-      {.name = "cp.async SIMT",
-       .bit = kCpAsyncSimt,
-       .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy != 0; },
-       .supported = always,
-       .warp_tile_fits = any_tile,
-       .vector_fragments = true},
-      // mma fragments are single elements.
-      {.name = "FP64 mma",
-       .bit = kFp64Mma,
-       .selects = [](const KernelConfig& c) { return c.mma != 0; },
-       .supported = fp64_mma_supported,
-       .warp_tile_fits = fp64_mma_tile_fits,
-       .vector_fragments = false},
-  };
-  return table;
+std::span<const FamilyRules> family_rules() {
+  return kFamilies;
 }
+
+namespace {
+
+// The tables' entries one by one, so that each rule is a direct call the compiler can inline.
+template <std::size_t... I>
+const FamilyRules* selected_family(const KernelConfig& c, std::index_sequence<I...>) {
+  const FamilyRules* found = nullptr;
+  (void)((kFamilies[I].selects(c) && (found = &kFamilies[I])) || ...);
+  return found;
+}
+
+}  // namespace
 
 const FamilyRules& family_rules_of(const KernelConfig& c) {
-  for (const FamilyRules& f : family_rules())
-    if (f.selects(c)) return f;
-  throw std::logic_error("no kernel family runs " + c.id());
+  const FamilyRules* f = selected_family(c, std::make_index_sequence<std::size(kFamilies)>());
+  if (!f) throw std::logic_error("no kernel family runs " + c.id());
+  return *f;
 }
 
 bool KernelConfig::has_vector_c_path(std::int64_t ldc) const {
@@ -112,7 +134,7 @@ bool KernelConfig::has_shared32_path() const {
 }
 
 const MainLoopRules& main_loop_rules_of(const KernelConfig& c) {
-  for (const MainLoopRules& m : main_loop_rules())
+  for (const MainLoopRules& m : kMainLoops)
     if (m.async_copy == c.async_copy) return m;
   throw std::logic_error("no main loop runs " + c.id());
 }
