@@ -183,6 +183,23 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
   CHECK(checked >= 250);
 }
 
+TEST_CASE("gpu: the cuBLAS reference, opened on first use, agrees with FP64 and is timed",
+          "[gpu]") {
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 5;
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z}) {
+    const Op b = is_complex(pr) ? Op::C : Op::T;
+    const Problem p = make(pr, Op::N, b, 257, 129, 65, 3, 2, 0.5);
+    const Measurement m = session().measure_cublas(p, quick);
+    INFO(p.shape_id() << " " << m.error);
+    CHECK(m.status == Status::Ok);
+    CHECK(m.rel_error < verify_tolerance(pr));
+    CHECK(m.median_s > 0);
+    CHECK(m.repetitions == quick.repetitions);
+  }
+}
+
 TEST_CASE("gpu: cp.async pipelines agree with cuBLAS at the edges, S, D and C, every op shape",
           "[gpu]") {
   const DeviceSpec& d = session().device();
