@@ -265,6 +265,11 @@ struct TuningParameter {
   bool ordered = false;
   std::vector<int> refine_values{};
   int refine_rank = 0;
+  // A variant's place in the space walk (search/space.cpp): walk_level, the level that fixes it
+  // (2: with the shared layout; 3: with the registers; 4: the last, the relevant variants);
+  // walk_rank, its loop's nesting among the variants, outermost first.
+  int walk_level = 0;
+  int walk_rank = 0;
   unsigned families = kEveryFamily;  // KernelFamily bits
 };
 // In the canonical order of ids and CSV columns.

@@ -1,4 +1,5 @@
-// The tuning parameters, declared once: token, macro, member, values per domain, refinement.
+// The tuning parameters, declared once: token, macro, member, values per domain, refinement,
+// place in the space walk.
 #include <algorithm>
 #include <type_traits>
 
@@ -190,6 +191,8 @@ std::vector<TuningParameter> declare() {
        .full = {0, 1},
        .refine_values = {0, 1},
        .refine_rank = 17,
+       .walk_level = 2,
+       .walk_rank = 3,
        .families = kEveryFamily},
       {.token = "LB",
        .get = get<&K::smem_b_kmajor>,
@@ -202,6 +205,8 @@ std::vector<TuningParameter> declare() {
        .full = {0, 1},
        .refine_values = {0, 1},
        .refine_rank = 18,
+       .walk_level = 2,
+       .walk_rank = 4,
        .families = kEveryFamily},
       // 4: conflict-free transposed stores of 8-deep tiles
       {.token = "PD",
@@ -216,6 +221,8 @@ std::vector<TuningParameter> declare() {
        .ordered = true,
        .refine_values = {0, 1, 2, 3, 4},
        .refine_rank = 16,
+       .walk_level = 2,
+       .walk_rank = 2,
        .families = kEveryFamily},
       {.token = "PF",
        .get = get<&K::prefetch>,
@@ -229,6 +236,8 @@ std::vector<TuningParameter> declare() {
        .compact = {0, 3},
        .refine_values = {0, 1, 2, 3},
        .refine_rank = 19,
+       .walk_level = 3,
+       .walk_rank = 7,
        .families = kRegisterStaged},
       // 3 and 4 with the cp.async pipeline only
       {.token = "ST",
@@ -243,6 +252,8 @@ std::vector<TuningParameter> declare() {
        .compact = {2},
        .ordered = true,
        .refine_rank = 10,
+       .walk_level = 2,
+       .walk_rank = 1,
        .families = kEveryFamily},
       // Partial unrolls are explored by refinement only.
       {.token = "UR",
@@ -256,6 +267,8 @@ std::vector<TuningParameter> declare() {
        .full = {0},
        .refine_values = {0, 1, 2, 4, 8},
        .refine_rank = 20,
+       .walk_level = 4,
+       .walk_rank = 8,
        .families = kEveryFamily},
       {.token = "RS",
        .get = get<&K::raster>,
@@ -269,6 +282,8 @@ std::vector<TuningParameter> declare() {
        .ordered = true,
        .refine_values = {1, 2, 4, 8, 16},
        .refine_rank = 21,
+       .walk_level = 4,
+       .walk_rank = 10,
        .families = kEveryFamily},
       {.token = "VS",
        .get = get<&K::vec_s>,
@@ -283,6 +298,8 @@ std::vector<TuningParameter> declare() {
        .ordered = true,
        .refine_values = vector,
        .refine_rank = 22,
+       .walk_level = 2,
+       .walk_rank = 5,
        .families = kEveryFamily},
       {.token = "ED",
        .get = get<&K::edge>,
@@ -295,6 +312,8 @@ std::vector<TuningParameter> declare() {
        .full = {0, 1},
        .refine_values = {0, 1},
        .refine_rank = 23,
+       .walk_level = 4,
+       .walk_rank = 9,
        .families = kRegisterStaged},
       {.token = "MM",
        .get = get<&K::mma>,
@@ -357,6 +376,8 @@ std::vector<TuningParameter> declare() {
        .full = {0, 1},
        .compact = {0},
        .refine_rank = 14,
+       .walk_level = 4,
+       .walk_rank = 11,
        .families = kSimt},
       {.token = "SL",
        .get = get<&K::shared32>,
@@ -372,6 +393,8 @@ std::vector<TuningParameter> declare() {
        .full = {0, 1},
        .compact = {0},
        .refine_rank = 15,
+       .walk_level = 2,
+       .walk_rank = 6,
        .families = kSimt},
   };
 }

@@ -43,6 +43,13 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx);
 // Shared-memory wavefronts of one K step of one block, for the bank-conflict stage.
 double smem_cost(const KernelConfig& c, const Problem& p);
 
+// The variants the walk fixes at `level` (0 to 4; only 2, 3 and 4 hold any: the walk_level of
+// tuning_parameters()), in its nesting order (walk_rank), outermost first. Throws
+// std::logic_error where a variant with a domain declares no walk level.
+const std::vector<const TuningParameter*>& walk_parameters(int level);
+// Configurations under one tiling as the walk enumerates them: the product of its levels.
+double walk_variant_count(const SpaceDomain& domain);
+
 // visit(config, order, worker): called concurrently from the walk's workers (worker in
 // [0, hardware_threads())); order is the configuration's place in the serial walk.
 using OrderedVisit = std::function<void(const KernelConfig&, std::uint64_t, int)>;

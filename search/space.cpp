@@ -1,14 +1,16 @@
 // Lazy walk of the space. Parameters are fixed level by level (tiling; shared layout, padding
-// and stages; prefetch; unroll, edge and rasterization). A stage is tested at the first level
-// that fixes all its inputs, and only once every earlier stage has been decided, so a rejected
-// subtree is counted whole against the first stage it breaks: the funnel is exact without
-// visiting the billions of raw combinations.
+// and stages; prefetch; unroll, edge and rasterization): the variants at the level the parameter
+// table declares for them (walk_level), in its nesting order (walk_rank). A stage is tested at
+// the first level that fixes all its inputs, and only once every earlier stage has been decided,
+// so a rejected subtree is counted whole against the first stage it breaks: the funnel is exact
+// without visiting the billions of raw combinations.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "search/constraints.hpp"
 
@@ -26,6 +28,65 @@ constexpr int kStageLevel[kStageCount] = {
     3, 3,        // occupancy, bank conflicts
     4};          // relevant variants: + unroll, edge, raster
 
+// The variants' levels, and the most parameters one may hold.
+constexpr int kFirstVariantLevel = 2, kLastLevel = 4;
+constexpr std::size_t kMaxLevelWidth = 8;
+using WalkLevel = std::vector<const TuningParameter*>;
+
+std::array<WalkLevel, kLastLevel + 1> declared_walk() {
+  std::array<WalkLevel, kLastLevel + 1> levels;
+  for (const TuningParameter& p : tuning_parameters()) {
+    if (!p.domain || p.tiling) continue;
+    if (p.walk_level < kFirstVariantLevel || p.walk_level > kLastLevel)
+      throw std::logic_error(std::string("variant ") + p.token + " declares no walk level");
+    levels[size_t(p.walk_level)].push_back(&p);
+  }
+  for (WalkLevel& level : levels) {
+    if (level.size() > kMaxLevelWidth)
+      throw std::logic_error("a walk level holds too many variants");
+    std::sort(level.begin(), level.end(), [](const TuningParameter* a, const TuningParameter* b) {
+      return a->walk_rank < b->walk_rank;
+    });
+  }
+  return levels;
+}
+
+// Configurations one level's parameters make.
+double level_count(const SpaceDomain& dom, const WalkLevel& level) {
+  double count = 1;
+  for (const TuningParameter* p : level) count *= double((dom.*p->domain).size());
+  return count;
+}
+
+// Calls body() once for every combination of the values the level's parameters take in `dom`,
+// each set on c, the first parameter outermost as in nested loops; never where one has none.
+template <class Body>
+void for_each_combination(KernelConfig& c, const SpaceDomain& dom, const WalkLevel& level,
+                          Body&& body) {
+  for (const TuningParameter* p : level) {
+    const std::vector<int>& values = dom.*p->domain;
+    if (values.empty()) return;
+    p->set(c, values[0]);
+  }
+  std::array<std::size_t, kMaxLevelWidth> at{};
+  for (;;) {
+    body();
+    std::size_t i = level.size();
+    for (;;) {
+      if (i == 0) return;
+      --i;
+      const TuningParameter& p = *level[i];
+      const std::vector<int>& values = dom.*p.domain;
+      if (++at[i] < values.size()) {
+        p.set(c, values[at[i]]);
+        break;
+      }
+      at[i] = 0;
+      p.set(c, values[0]);
+    }
+  }
+}
+
 struct Verdict {
   int stage;  // the failing stage, or the first one left undecided
   bool failed;
@@ -34,7 +95,7 @@ struct Verdict {
 // One combination of the level-2 parameters (stages, pad, layouts, read and address widths)
 // that passes level 2, with the first stage it leaves undecided.
 struct SharedChoice {
-  int stages, pad, la, lb, vs, sl;
+  std::array<int, kMaxLevelWidth> values;  // by place in walk_parameters(2)
   Verdict verdict;
   double twins;  // configurations it stands for: 2 where its SL1 twin is counted with it
 };
@@ -72,11 +133,14 @@ struct Walker {
     bool enough = false;
   };
   std::array<OccupancyVerdict, 4> last_occupancy{};
-  double variants = dom.variant_count();  // configurations under one tiling
-  // Under one level-3 choice (prefetch fixed): the variants; under one level-2 choice: times the
-  // prefetch modes.
-  double sub3 = double(dom.unroll.size() * dom.edge.size() * dom.raster.size() * dom.vec_c.size());
-  double sub2 = double(dom.prefetch.size()) * sub3;
+  const WalkLevel& level2 = detail::walk_parameters(2);
+  const WalkLevel& level3 = detail::walk_parameters(3);
+  const WalkLevel& level4 = detail::walk_parameters(4);
+  // Under one level-3 choice (prefetch fixed): the level-4 variants; under one level-2 choice:
+  // times the level-3 ones (prefetch modes); under one tiling: times the level-2 ones.
+  double sub3 = level_count(dom, level4);
+  double sub2 = level_count(dom, level3) * sub3;
+  double variants = detail::walk_variant_count(dom);
   // The thread tile's sides matter to level 2 only modulo this (the VS values divide it).
   int vs_lcm = [this] {
     int l = 1;
@@ -139,20 +203,15 @@ struct Walker {
     bank_cost.assign(4 * dom.pad.size() * dom.vec_s.size(),
                      std::numeric_limits<double>::infinity());
     bank_cost_min = std::numeric_limits<double>::infinity();
+    static const WalkLevel shared_reads = {&tuning_parameter("LA"), &tuning_parameter("LB"),
+                                           &tuning_parameter("PD"), &tuning_parameter("VS")};
     KernelConfig c = tiling;
-    for (int la : dom.smem_a_kmajor)
-      for (int lb : dom.smem_b_kmajor)
-        for (int pd : dom.pad)
-          for (int vs : dom.vec_s) {
-            c.smem_a_kmajor = la;
-            c.smem_b_kmajor = lb;
-            c.pad = pd;
-            c.vec_s = vs;
-            if (!detail::shared_vector_ok(c, ctx.problem)) continue;
-            const double cost = detail::smem_cost(c, ctx.problem);
-            bank_cost[bank_index(c)] = cost;
-            bank_cost_min = std::min(bank_cost_min, cost);
-          }
+    for_each_combination(c, dom, shared_reads, [&] {
+      if (!detail::shared_vector_ok(c, ctx.problem)) return;
+      const double cost = detail::smem_cost(c, ctx.problem);
+      bank_cost[bank_index(c)] = cost;
+      bank_cost_min = std::min(bank_cost_min, cost);
+    });
     bank_cost_ready = true;
   }
 
@@ -236,33 +295,24 @@ struct Walker {
   SharedChoices judge_shared(KernelConfig c, int first) {
     SharedChoices sc;
     sc.key = shared_key(c, first);
-    for (int st : dom.stages)
-      for (int pd : dom.pad)
-        for (int la : dom.smem_a_kmajor)
-          for (int lb : dom.smem_b_kmajor)
-            for (int vs : dom.vec_s)
-              for (int sl : dom.shared32) {
-                c.stages = st;
-                c.pad = pd;
-                c.smem_a_kmajor = la;
-                c.smem_b_kmajor = lb;
-                c.vec_s = vs;
-                c.shared32 = sl;
-                // Where the domain has both widths, an SL1 kernel with the vector loads shares
-                // its SL0 twin's fate up to relevant_variants, which drops it: it is counted in
-                // SL0's walk (twice each rejection, plus one there per survivor) and not walked.
-                const bool twin_counted = sl1_counted_with_sl0(c);
-                if (twin_counted && sl == 1) continue;
-                const double twins = twin_counted ? 2.0 : 1.0;
-                const Verdict v = judge(c, first, 2);
-                if (v.failed) {
-                  sc.failed[size_t(v.stage)] += twins;
-                } else {
-                  sc.passed.push_back({st, pd, la, lb, vs, sl, v, twins});
-                  sc.passing += twins;
-                  sc.undecided = v.stage;
-                }
-              }
+    for_each_combination(c, dom, level2, [&] {
+      // Where the domain has both widths, an SL1 kernel with the vector loads shares its SL0
+      // twin's fate up to relevant_variants, which drops it: it is counted in SL0's walk (twice
+      // each rejection, plus one there per survivor) and not walked.
+      const bool twin_counted = sl1_counted_with_sl0(c);
+      if (twin_counted && c.shared32 == 1) return;
+      const double twins = twin_counted ? 2.0 : 1.0;
+      const Verdict v = judge(c, first, 2);
+      if (v.failed) {
+        sc.failed[size_t(v.stage)] += twins;
+        return;
+      }
+      SharedChoice choice{{}, v, twins};
+      for (std::size_t i = 0; i < level2.size(); ++i) choice.values[i] = level2[i]->get(c);
+      sc.passed.push_back(choice);
+      sc.passing += twins;
+      sc.undecided = v.stage;
+    });
     return sc;
   }
 
@@ -298,10 +348,7 @@ struct Walker {
   void reject_tiling(KernelConfig c, const SharedChoices& sc) {
     reject_level2_failures(sc);
     if (sc.passing == 0) return;
-    for (int pf : dom.prefetch) {
-      c.prefetch = pf;
-      test(c, sc.undecided, 3, sc.passing * sub3);
-    }
+    for_each_combination(c, dom, level3, [&] { test(c, sc.undecided, 3, sc.passing * sub3); });
   }
 
   // Walks the variants of one tiling whose stages before `first` are known to pass.
@@ -317,36 +364,24 @@ struct Walker {
     }
     reject_level2_failures(sc);
     for (const SharedChoice& ch : sc.passed) {
-      c.stages = ch.stages;
-      c.pad = ch.pad;
-      c.smem_a_kmajor = ch.la;
-      c.smem_b_kmajor = ch.lb;
-      c.vec_s = ch.vs;
-      c.shared32 = ch.sl;
-      walk_prefetch(c, ch.verdict.stage, ch.twins);
+      for (std::size_t i = 0; i < level2.size(); ++i) level2[i]->set(c, ch.values[i]);
+      walk_variants(c, ch.verdict.stage, ch.twins);
     }
   }
 
-  // Walks the prefetch modes and the variants under one tiling and level-2 choice.
-  void walk_prefetch(KernelConfig c, int s2, double twins) {
+  // Walks the level-3 choices (prefetch modes) and the level-4 variants under one tiling and
+  // level-2 choice.
+  void walk_variants(KernelConfig c, int s2, double twins) {
     const bool twin_counted = twins == 2.0;
-    for (int pf : dom.prefetch) {
-      c.prefetch = pf;
+    for_each_combination(c, dom, level3, [&] {
       const int s3 = test(c, s2, 3, sub3 * twins);
-      if (s3 < 0) continue;
-      for (int ur : dom.unroll)
-        for (int ed : dom.edge)
-          for (int rs : dom.raster)
-            for (int vc : dom.vec_c) {
-              c.unroll = ur;
-              c.edge = static_cast<EdgeMode>(ed);
-              c.raster = rs;
-              c.vec_c = vc;
-              if (test(c, s3, 4, twins) < 0) continue;
-              if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
-              visit(c);
-            }
-    }
+      if (s3 < 0) return;
+      for_each_combination(c, dom, level4, [&] {
+        if (test(c, s3, 4, twins) < 0) return;
+        if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
+        visit(c);
+      });
+    });
   }
 };
 
@@ -373,6 +408,8 @@ void set_read_layouts(KernelConfig& c, int dxa, int dxb) {
   c.dim_yb = t % dxb == 0 ? t / dxb : -1;
 }
 
+// The tiling levels stay specialised, not walked off the table: their splits test A's and B's
+// read layouts and vectors, the mma shape and cp.async apart, which no generic loop knows.
 // The tilings under one block tile and compute layout (BM, BN, BK, DX, DY fixed), pruned as they
 // are generated: the level-1 stages (layout, warp multiple, thread limit, vector alignment) split
 // into tests of the read layout of A with VA, of B with VB, of the mma shape and of cp.async
@@ -509,7 +546,7 @@ PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Pi
   const double per_piece =
       double(dom.dim_y.size() * dom.dim_xa.size() * dom.dim_xb.size() * dom.vec_a.size() *
              dom.vec_b.size() * dom.mma.size() * dom.async_copy.size()) *
-      dom.variant_count();
+      w.variants;
   KernelConfig c;
   c.blk_m = piece.bm;
   c.blk_n = piece.bn;
@@ -563,6 +600,18 @@ PieceCounts walk_piece(const StageContext& ctx, const SpaceDomain& dom, const Pi
 }  // namespace
 
 namespace detail {
+
+const std::vector<const TuningParameter*>& walk_parameters(int level) {
+  static const std::array<WalkLevel, kLastLevel + 1> levels = declared_walk();
+  return levels.at(std::size_t(level));
+}
+
+double walk_variant_count(const SpaceDomain& domain) {
+  double count = 1;
+  for (int level = kLastLevel; level >= kFirstVariantLevel; --level)
+    count *= level_count(domain, walk_parameters(level));
+  return count;
+}
 
 Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
                   const ConstraintOptions& options, const OrderedVisit& visit) {

@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
+#include "search/constraints.hpp"
 #include "search/search.hpp"
 #include "tests/catch.hpp"
 
@@ -237,6 +239,43 @@ TEST_CASE("constraints: the lazy funnel equals a brute-force count, stage by sta
   CHECK(split_survivors > 0);
   CHECK(vector_c_survivors > 0);
   CHECK(shared32_survivors > 0);
+}
+
+TEST_CASE("constraints: the walk fixes every variant at its declared level, once", "[search]") {
+  std::set<const TuningParameter*> walked;
+  for (int level = 0; level <= 4; ++level) {
+    int rank = 0;
+    for (const TuningParameter* p : detail::walk_parameters(level)) {
+      INFO(p->token);
+      CHECK(p->walk_level == level);
+      CHECK(p->walk_rank > rank);  // nested in rank order
+      rank = p->walk_rank;
+      CHECK(walked.insert(p).second);
+    }
+  }
+  // Every variant with two values: a variant the walk left out would halve its count.
+  SpaceDomain two;
+  for (const TuningParameter& p : tuning_parameters()) {
+    INFO(p.token);
+    if (!p.domain || p.tiling) {
+      CHECK(p.walk_level == 0);
+      CHECK(walked.count(&p) == 0);
+      continue;
+    }
+    CHECK(p.walk_level >= 2);
+    CHECK(p.walk_level <= 4);
+    CHECK(walked.count(&p) == 1);
+    const std::vector<int>& values = p.full.size() >= 2 ? p.full : p.refine_values;
+    REQUIRE(values.size() >= 2);
+    two.*p.domain = {values[0], values[1]};
+  }
+  CHECK(detail::walk_variant_count(two) == two.variant_count());
+  CHECK(two.variant_count() == std::pow(2.0, double(walked.size())));
+  for (const char* name : {"full", "compact", "tensor"}) {
+    INFO(name);
+    const SpaceDomain dom = SpaceDomain::named(name);
+    CHECK(detail::walk_variant_count(dom) == dom.variant_count());
+  }
 }
 
 TEST_CASE("constraints: the pruned space is large enough for every precision and op shape",
