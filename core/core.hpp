@@ -270,6 +270,9 @@ struct TuningParameter {
   // walk_rank, its loop's nesting among the variants, outermost first.
   int walk_level = 0;
   int walk_rank = 0;
+  // The member the walk stores a variant's values into directly, where it is an int: set is an
+  // indirect call, too dear in the walk's innermost loops. nullptr: the walk calls set.
+  int KernelConfig::*walk_member = nullptr;
   unsigned families = kEveryFamily;  // KernelFamily bits
 };
 // In the canonical order of ids and CSV columns.

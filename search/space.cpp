@@ -59,32 +59,24 @@ double level_count(const SpaceDomain& dom, const WalkLevel& level) {
 }
 
 // Calls body() once for every combination of the values the level's parameters take in `dom`,
-// each set on c, the first parameter outermost as in nested loops; never where one has none.
-template <class Body>
+// each set on c, the first parameter outermost: the nested loops of the level, one per depth.
+template <std::size_t Depth = 0, class Body>
 void for_each_combination(KernelConfig& c, const SpaceDomain& dom, const WalkLevel& level,
                           Body&& body) {
-  for (const TuningParameter* p : level) {
-    const std::vector<int>& values = dom.*p->domain;
-    if (values.empty()) return;
-    p->set(c, values[0]);
-  }
-  std::array<std::size_t, kMaxLevelWidth> at{};
-  for (;;) {
-    body();
-    std::size_t i = level.size();
-    for (;;) {
-      if (i == 0) return;
-      --i;
-      const TuningParameter& p = *level[i];
-      const std::vector<int>& values = dom.*p.domain;
-      if (++at[i] < values.size()) {
-        p.set(c, values[at[i]]);
-        break;
+  if constexpr (Depth < kMaxLevelWidth) {
+    if (Depth < level.size()) {
+      const TuningParameter& p = *level[Depth];
+      for (int value : dom.*p.domain) {
+        if (p.walk_member)
+          c.*p.walk_member = value;
+        else
+          p.set(c, value);
+        for_each_combination<Depth + 1>(c, dom, level, body);
       }
-      at[i] = 0;
-      p.set(c, values[0]);
+      return;
     }
   }
+  body();
 }
 
 struct Verdict {
@@ -171,8 +163,9 @@ struct Walker {
   }
 
   // Decides stages from `first` on while they are decidable at `level`: the first failing stage,
-  // or the first one left undecided.
-  Verdict judge(const KernelConfig& c, int first, int level) {
+  // or the first one left undecided. judge, test and passes are inlined into the loop bodies, as
+  // the compiler did by itself into the hand-written loops (the walk is a quarter of predict).
+  [[gnu::always_inline]] Verdict judge(const KernelConfig& c, int first, int level) {
     for (int s = first; s < kStageCount; ++s) {
       if (!ctx.options.enabled[size_t(s)]) continue;
       if (kStageLevel[s] > level) return {s, false};
@@ -183,7 +176,7 @@ struct Walker {
 
   // Tests stages from `first` on while they are decidable at `level`. Returns the first stage
   // left undecided, or -1 after counting the subtree against a failing stage.
-  int test(const KernelConfig& c, int first, int level, double subtree) {
+  [[gnu::always_inline]] int test(const KernelConfig& c, int first, int level, double subtree) {
     const Verdict v = judge(c, first, level);
     if (!v.failed) return v.stage;
     rejected[size_t(v.stage)] += subtree;
@@ -215,7 +208,7 @@ struct Walker {
     bank_cost_ready = true;
   }
 
-  bool passes(Stage s, const KernelConfig& c) {
+  [[gnu::always_inline]] bool passes(Stage s, const KernelConfig& c) {
     const Problem& p = ctx.problem;
     const DeviceSpec& d = ctx.device;
     switch (s) {
@@ -363,8 +356,12 @@ struct Walker {
       return;
     }
     reject_level2_failures(sc);
+    // Consecutive choices differ mostly in their last parameters: only those are set again.
+    const SharedChoice* last = nullptr;
     for (const SharedChoice& ch : sc.passed) {
-      for (std::size_t i = 0; i < level2.size(); ++i) level2[i]->set(c, ch.values[i]);
+      for (std::size_t i = 0; i < level2.size(); ++i)
+        if (!last || ch.values[i] != last->values[i]) level2[i]->set(c, ch.values[i]);
+      last = &ch;
       walk_variants(c, ch.verdict.stage, ch.twins);
     }
   }

@@ -265,6 +265,11 @@ TEST_CASE("constraints: the walk fixes every variant at its declared level, once
     CHECK(p.walk_level >= 2);
     CHECK(p.walk_level <= 4);
     CHECK(walked.count(&p) == 1);
+    if (p.walk_member) {  // the member set writes
+      KernelConfig c;
+      p.set(c, 7);
+      CHECK(c.*p.walk_member == 7);
+    }
     const std::vector<int>& values = p.full.size() >= 2 ? p.full : p.refine_values;
     REQUIRE(values.size() >= 2);
     two.*p.domain = {values[0], values[1]};
