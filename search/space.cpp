@@ -51,6 +51,13 @@ std::array<WalkLevel, kLastLevel + 1> declared_walk() {
   return levels;
 }
 
+// What the shared-memory cost of the bank-conflict stage reads beyond the tiling.
+const WalkLevel& shared_read_parameters() {
+  static const WalkLevel parameters = {&tuning_parameter("LA"), &tuning_parameter("LB"),
+                                       &tuning_parameter("PD"), &tuning_parameter("VS")};
+  return parameters;
+}
+
 // Configurations one level's parameters make.
 double level_count(const SpaceDomain& dom, const WalkLevel& level) {
   double count = 1;
@@ -58,25 +65,60 @@ double level_count(const SpaceDomain& dom, const WalkLevel& level) {
   return count;
 }
 
-// Calls body() once for every combination of the values the level's parameters take in `dom`,
-// each set on c, the first parameter outermost: the nested loops of the level, one per depth.
-template <std::size_t Depth = 0, class Body>
-void for_each_combination(KernelConfig& c, const SpaceDomain& dom, const WalkLevel& level,
-                          Body&& body) {
-  if constexpr (Depth < kMaxLevelWidth) {
-    if (Depth < level.size()) {
-      const TuningParameter& p = *level[Depth];
-      for (int value : dom.*p.domain) {
-        if (p.walk_member)
-          c.*p.walk_member = value;
-        else
-          p.set(c, value);
-        for_each_combination<Depth + 1>(c, dom, level, body);
-      }
-      return;
+// The loops of one level over one domain: per parameter, its values and where they go (its int
+// member, else its set).
+struct LevelLoops {
+  struct Loop {
+    const TuningParameter* p;
+    int KernelConfig::*member;
+    const int* values;
+    std::size_t size;
+    void store(KernelConfig& c, int value) const {
+      if (member)
+        c.*member = value;
+      else
+        p->set(c, value);
+    }
+    int load(const KernelConfig& c) const { return member ? c.*member : p->get(c); }
+  };
+  std::array<Loop, kMaxLevelWidth> loops{};
+  std::size_t count = 0;
+  double combinations = 1;
+  LevelLoops(const SpaceDomain& dom, const WalkLevel& level) {
+    for (const TuningParameter* p : level) {
+      const std::vector<int>& values = dom.*p->domain;
+      loops[count++] = {p, p->walk_member, values.data(), values.size()};
+      combinations *= double(values.size());
     }
   }
-  body();
+};
+
+// Calls body() once for every combination of the level's values, each set on c, in the order of
+// nested loops with the first parameter outermost (an odometer: the last digit turns fastest).
+// Inlined with the body, like the loop nests it stands for.
+template <class Body>
+[[gnu::always_inline]] inline void for_each_combination(KernelConfig& c, const LevelLoops& level,
+                                                        Body&& body) {
+  for (std::size_t i = 0; i < level.count; ++i) {
+    if (level.loops[i].size == 0) return;
+    level.loops[i].store(c, level.loops[i].values[0]);
+  }
+  std::array<std::size_t, kMaxLevelWidth> at{};
+  for (;;) {
+    body();
+    std::size_t i = level.count;
+    for (;;) {
+      if (i == 0) return;
+      --i;
+      const LevelLoops::Loop& loop = level.loops[i];
+      if (++at[i] < loop.size) {
+        loop.store(c, loop.values[at[i]]);
+        break;
+      }
+      at[i] = 0;
+      loop.store(c, loop.values[0]);
+    }
+  }
 }
 
 struct Verdict {
@@ -125,13 +167,15 @@ struct Walker {
     bool enough = false;
   };
   std::array<OccupancyVerdict, 4> last_occupancy{};
-  const WalkLevel& level2 = detail::walk_parameters(2);
-  const WalkLevel& level3 = detail::walk_parameters(3);
-  const WalkLevel& level4 = detail::walk_parameters(4);
+  const LevelLoops level2{dom, detail::walk_parameters(2)};
+  const LevelLoops level3{dom, detail::walk_parameters(3)};
+  const LevelLoops level4{dom, detail::walk_parameters(4)};
+  // The shared-memory cost's parameters, for the bank-conflict stage.
+  const LevelLoops shared_reads{dom, shared_read_parameters()};
   // Under one level-3 choice (prefetch fixed): the level-4 variants; under one level-2 choice:
   // times the level-3 ones (prefetch modes); under one tiling: times the level-2 ones.
-  double sub3 = level_count(dom, level4);
-  double sub2 = level_count(dom, level3) * sub3;
+  double sub3 = level4.combinations;
+  double sub2 = level3.combinations * sub3;
   double variants = detail::walk_variant_count(dom);
   // The thread tile's sides matter to level 2 only modulo this (the VS values divide it).
   int vs_lcm = [this] {
@@ -196,10 +240,8 @@ struct Walker {
     bank_cost.assign(4 * dom.pad.size() * dom.vec_s.size(),
                      std::numeric_limits<double>::infinity());
     bank_cost_min = std::numeric_limits<double>::infinity();
-    static const WalkLevel shared_reads = {&tuning_parameter("LA"), &tuning_parameter("LB"),
-                                           &tuning_parameter("PD"), &tuning_parameter("VS")};
     KernelConfig c = tiling;
-    for_each_combination(c, dom, shared_reads, [&] {
+    for_each_combination(c, shared_reads, [&] {
       if (!detail::shared_vector_ok(c, ctx.problem)) return;
       const double cost = detail::smem_cost(c, ctx.problem);
       bank_cost[bank_index(c)] = cost;
@@ -288,7 +330,7 @@ struct Walker {
   SharedChoices judge_shared(KernelConfig c, int first) {
     SharedChoices sc;
     sc.key = shared_key(c, first);
-    for_each_combination(c, dom, level2, [&] {
+    for_each_combination(c, level2, [&] {
       // Where the domain has both widths, an SL1 kernel with the vector loads shares its SL0
       // twin's fate up to relevant_variants, which drops it: it is counted in SL0's walk (twice
       // each rejection, plus one there per survivor) and not walked.
@@ -301,7 +343,7 @@ struct Walker {
         return;
       }
       SharedChoice choice{{}, v, twins};
-      for (std::size_t i = 0; i < level2.size(); ++i) choice.values[i] = level2[i]->get(c);
+      for (std::size_t i = 0; i < level2.count; ++i) choice.values[i] = level2.loops[i].load(c);
       sc.passed.push_back(choice);
       sc.passing += twins;
       sc.undecided = v.stage;
@@ -341,7 +383,7 @@ struct Walker {
   void reject_tiling(KernelConfig c, const SharedChoices& sc) {
     reject_level2_failures(sc);
     if (sc.passing == 0) return;
-    for_each_combination(c, dom, level3, [&] { test(c, sc.undecided, 3, sc.passing * sub3); });
+    for_each_combination(c, level3, [&] { test(c, sc.undecided, 3, sc.passing * sub3); });
   }
 
   // Walks the variants of one tiling whose stages before `first` are known to pass.
@@ -359,8 +401,8 @@ struct Walker {
     // Consecutive choices differ mostly in their last parameters: only those are set again.
     const SharedChoice* last = nullptr;
     for (const SharedChoice& ch : sc.passed) {
-      for (std::size_t i = 0; i < level2.size(); ++i)
-        if (!last || ch.values[i] != last->values[i]) level2[i]->set(c, ch.values[i]);
+      for (std::size_t i = 0; i < level2.count; ++i)
+        if (!last || ch.values[i] != last->values[i]) level2.loops[i].store(c, ch.values[i]);
       last = &ch;
       walk_variants(c, ch.verdict.stage, ch.twins);
     }
@@ -370,15 +412,17 @@ struct Walker {
   // level-2 choice.
   void walk_variants(KernelConfig c, int s2, double twins) {
     const bool twin_counted = twins == 2.0;
-    for_each_combination(c, dom, level3, [&] {
-      const int s3 = test(c, s2, 3, sub3 * twins);
-      if (s3 < 0) return;
-      for_each_combination(c, dom, level4, [&] {
-        if (test(c, s3, 4, twins) < 0) return;
-        if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
-        visit(c);
-      });
-    });
+    // The level-3 body is inlined too, as the prefetch loop was.
+    for_each_combination(
+        c, level3, [&]() __attribute__((always_inline)) {
+          const int s3 = test(c, s2, 3, sub3 * twins);
+          if (s3 < 0) return;
+          for_each_combination(c, level4, [&] {
+            if (test(c, s3, 4, twins) < 0) return;
+            if (twin_counted) rejected[size_t(Stage::RelevantVariants)] += 1;
+            visit(c);
+          });
+        });
   }
 };
 
