@@ -98,6 +98,9 @@ cublasOperation_t to_cublas(Op op) {
 
 // One contender of a batched row: a launch on the data's buffers (false: not supported here,
 // the reason in `why`).
+// Kernels ranked for a variable batch's sizes that are measured beside the tuned one.
+constexpr int kSizeCandidates = 8;
+
 struct Contender {
   std::string name;
   std::function<bool(std::string& why)> launch;
@@ -191,6 +194,30 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
       };
       const auto batched_kernel = load(kind);
       const auto strided_kernel = s.variable ? nullptr : load(BatchKind::Strided);
+      // A variable batch: also the model's best kernels for its sizes (rank_for_sizes), each
+      // verified and timed on the batch itself.
+      std::vector<KernelConfig> for_sizes;
+      std::vector<std::unique_ptr<LoadedKernel>> size_kernels;
+      if (s.variable) {
+        std::vector<Problem> sizes;
+        for (const MatrixShape& x : data.shapes()) {
+          Problem q = representative;
+          q.m = x.m;
+          q.n = x.n;
+          q.k = x.k;
+          sizes.push_back(q);
+        }
+        const CompileCache cache(CompileCache::default_directory());
+        for (const Ranked& r :
+             rank_for_sizes(representative, sizes, d, kSizeCandidates, coefficients, domain)) {
+          const KernelConfig c = batched_config(r.config, kind);
+          const CompileResult compiled =
+              compile_source(render_source(c, p, Op::N, Op::N, kind), d.arch(), &cache);
+          if (!compiled.ok) continue;
+          for_sizes.push_back(c);
+          size_kernels.push_back(std::make_unique<LoadedKernel>(compiled, c, p, kind));
+        }
+      }
 
       const gpu::TypedScalar alpha = gpu::typed({1, 0}, p), beta = gpu::typed({0, 0}, p);
       const cudaDataType_t type = cuda_type(p);
@@ -221,6 +248,12 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
                               batched_kernel->launch_batched(data.call(kind), arrays, stream.get());
                               return true;
                             }});
+      for (std::size_t i = 0; i < size_kernels.size(); ++i)
+        contenders.push_back({"gemmtune sizes #" + std::to_string(i + 1), [&, i](std::string&) {
+                                size_kernels[i]->launch_batched(data.call(kind), arrays,
+                                                                stream.get());
+                                return true;
+                              }});
       if (!s.variable) {
         const Problem c = data.call(BatchKind::Strided);
         contenders.push_back({"gemmtune strided", [&, c](std::string&) {
@@ -281,7 +314,10 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
         }
         std::printf("%-4c %-20s %-22s %10.1f %9.0f %7.3f %9.2e  %s\n", pc, s.name, c.name.c_str(),
                     c.median_s * 1e6, data.flops() / c.median_s * 1e-9, c.median_s / ours, c.error,
-                    &c == &contenders.front() ? config.id().c_str() : "");
+                    &c == &contenders.front() ? config.id().c_str()
+                    : c.name.rfind("gemmtune sizes #", 0) == 0
+                        ? for_sizes[std::size_t(std::stoi(c.name.substr(16))) - 1].id().c_str()
+                        : "");
       }
       std::fflush(stdout);
     }

@@ -68,9 +68,11 @@ std::vector<MatrixShape> read_sizes_file(const std::string& path) {
 // The --config ids (each checked against the problem kernels are chosen for), then the model's
 // --top, adapted to the batch kind as the runtime adapts them. Repeats stay: rows keep the
 // positions the caller asked for (scripts/device-fresh-check reads them so).
+// A variable batch's --top is ranked for its sizes (rank_for_sizes), not for its largest matrix.
 std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem& chosen_for,
                                              const DeviceSpec& d, const ModelCoefficients& k,
-                                             BatchKind kind) {
+                                             BatchKind kind,
+                                             const std::vector<Problem>& sizes = {}) {
   std::vector<KernelConfig> configs;
   auto add = [&](const KernelConfig& c) { configs.push_back(batched_config(c, kind)); };
   for (const auto& id : a.configs) {
@@ -79,8 +81,12 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
       throw InputError("configuration " + c.id() + " breaks " + v->message);
     add(c);
   }
-  if (a.top > 0)
-    for (const auto& r : rank_space(chosen_for, d, a.top, k).top) add(r.config);
+  if (a.top > 0) {
+    const std::vector<Ranked> top = kind == BatchKind::Variable
+                                        ? rank_for_sizes(chosen_for, sizes, d, a.top, k)
+                                        : rank_space(chosen_for, d, a.top, k).top;
+    for (const auto& r : top) add(r.config);
+  }
   return configs;
 }
 
@@ -116,8 +122,16 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
   const Problem call = data.call(kind);
   const Problem representative = batched_representative(call, kind);
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+  std::vector<Problem> sizes;
+  for (const MatrixShape& x : shapes) {
+    Problem q = representative;
+    q.m = x.m;
+    q.n = x.n;
+    q.k = x.k;
+    sizes.push_back(q);
+  }
   const std::vector<KernelConfig> configs =
-      configs_to_measure(a, representative, d, calibration.coefficients, kind);
+      configs_to_measure(a, representative, d, calibration.coefficients, kind, sizes);
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
   CompileCache cache(a.cache);

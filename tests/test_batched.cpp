@@ -322,3 +322,44 @@ TEST_CASE(
     }
   CHECK(vector_loads > 1000);
 }
+
+TEST_CASE("batched: a variable batch's kernels are ranked for its sizes", "[batched]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  Problem call;
+  call.precision = Precision::S;
+  call.m = call.n = call.k = 128;
+  call.batch = 5000;
+  const Problem largest = batched_representative(call, BatchKind::Variable);
+  std::vector<Problem> sizes;
+  std::uint64_t x = 7;
+  auto draw = [&] {  // sizes uniform in [1, 128], a fixed sequence
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return std::int64_t(x >> 33) % 128 + 1;
+  };
+  for (int i = 0; i < 5000; ++i) {
+    Problem p = largest;
+    p.m = draw();
+    p.n = draw();
+    p.k = draw();
+    sizes.push_back(p);
+  }
+  const std::vector<Ranked> ranked = rank_for_sizes(largest, sizes, d, 8);
+  REQUIRE(ranked.size() == 8);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const KernelConfig& c = ranked[i].config;
+    INFO(c.id());
+    // As the variable kernel runs, and valid for the largest matrix the launch covers.
+    CHECK(c.split_k == 0);
+    CHECK(c.vec_a == 1);
+    CHECK(c.vec_b == 1);
+    CHECK_FALSE(check_hard(largest, d, c).has_value());
+    if (i > 0) CHECK(ranked[i - 1].prediction.time_s <= ranked[i].prediction.time_s);
+  }
+  // Matrices of 64 on average waste most of a tile chosen for 128: the sizes' pick is smaller
+  // than the one the batch's representative problem (its largest sizes) is ranked to.
+  const KernelConfig for_largest = rank_space(largest, d, 1).top.at(0).config;
+  const KernelConfig for_sizes = ranked.front().config;
+  CHECK(for_sizes.blk_m * for_sizes.blk_n < for_largest.blk_m * for_largest.blk_n);
+  CHECK_THROWS_AS(rank_for_sizes(largest, sizes, d, 0), InputError);
+  CHECK_THROWS_AS(rank_for_sizes(largest, {}, d, 4), InputError);
+}

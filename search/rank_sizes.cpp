@@ -1,0 +1,96 @@
+// A variable-size batch's kernels ranked for its size distribution: one launch runs every matrix,
+// so the kernel that suits the largest matrix (what the batch's grid is sized for) can waste most
+// of each block on the smaller ones. The candidates come from a few of the batch's own sizes;
+// each is scored on a sample of them.
+#include <algorithm>
+#include <map>
+
+#include "search/search.hpp"
+
+namespace gemmtune {
+namespace {
+
+constexpr std::size_t kSampleSize = 64;
+constexpr int kTopPerQuantile = 16;
+
+double work(const Problem& p) {
+  return double(p.m) * double(p.n) * double(std::max<std::int64_t>(p.k, 1));
+}
+
+// The matrix of `sizes` that stands at fraction q of the batch ordered by work.
+const Problem& quantile(const std::vector<const Problem*>& by_work, double q) {
+  const std::size_t i = std::min(by_work.size() - 1, std::size_t(q * double(by_work.size())));
+  return *by_work[i];
+}
+
+}  // namespace
+
+std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
+                                   const DeviceSpec& device, int top_k,
+                                   const ModelCoefficients& coefficients,
+                                   const SpaceDomain& domain) {
+  if (top_k < 1) throw InputError("top k = " + std::to_string(top_k) + " must be >= 1");
+  if (sizes.empty()) throw InputError("a variable batch's ranking needs at least one matrix");
+  // As a variable batch's kernel runs: no split-K (its matrices share no K), one element per
+  // global load of A and B (their leading dimensions differ by matrix).
+  SpaceDomain variable = domain;
+  variable.split_k = {0};
+  variable.vec_a = {1};
+  variable.vec_b = {1};
+  std::vector<const Problem*> by_work;
+  for (const Problem& p : sizes)
+    if (p.m > 0 && p.n > 0) by_work.push_back(&p);
+  if (by_work.empty()) by_work.push_back(&largest);  // every C empty: any kernel will do
+  std::stable_sort(by_work.begin(), by_work.end(),
+                   [](const Problem* a, const Problem* b) { return work(*a) < work(*b); });
+  // The sample: evenly spaced in work order, each matrix standing for its share of the batch
+  // (a strided batch of that many, so that waves and occupancy count as in the launch).
+  const std::size_t n = std::min(kSampleSize, by_work.size());
+  const std::int64_t share =
+      std::max<std::int64_t>(1, std::int64_t(double(sizes.size()) / double(n) + 0.5));
+  std::vector<Problem> sample;
+  for (std::size_t i = 0; i < n; ++i) {
+    Problem p = largest;
+    const Problem& s = *by_work[i * by_work.size() / n];
+    p.m = s.m;
+    p.n = s.n;
+    p.k = std::max<std::int64_t>(s.k, 1);
+    p.lda = p.ldb = p.ldc = 0;
+    p.batch = share;
+    sample.push_back(p.normalized());
+  }
+  // Candidates: the best for the matrices at a quarter, half and three quarters of the work
+  // order, and for the largest; every one valid for the largest, which the launch covers.
+  std::map<std::string, KernelConfig> candidates;
+  for (const double q : {0.25, 0.5, 0.75}) {
+    Problem p = quantile(by_work, q);
+    p.precision = largest.precision;
+    p.op_a = largest.op_a;
+    p.op_b = largest.op_b;
+    p.lda = p.ldb = p.ldc = 0;
+    p.k = std::max<std::int64_t>(p.k, 1);
+    p.batch = 1;
+    for (const Ranked& r :
+         rank_space(p.normalized(), device, kTopPerQuantile, coefficients, variable).top)
+      candidates.emplace(r.config.id(), r.config);
+  }
+  for (const Ranked& r : rank_space(largest, device, kTopPerQuantile, coefficients, variable).top)
+    candidates.emplace(r.config.id(), r.config);
+  std::vector<Ranked> ranked;
+  for (const auto& [id, c] : candidates) {
+    if (check_hard(largest, device, c)) continue;
+    Ranked r{c, predict(largest, device, c, coefficients)};
+    double total = 0;
+    for (const Problem& p : sample) total += predict(p, device, c, coefficients).time_s;
+    r.prediction.time_s = total;
+    ranked.push_back(std::move(r));
+  }
+  // Ties (configurations the model cannot tell apart) keep the ids' order.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return a.prediction.time_s < b.prediction.time_s;
+  });
+  if (ranked.size() > std::size_t(top_k)) ranked.resize(std::size_t(top_k));
+  return ranked;
+}
+
+}  // namespace gemmtune
