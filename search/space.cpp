@@ -84,11 +84,11 @@ struct LevelLoops {
   std::array<Loop, kMaxLevelWidth> loops{};
   std::size_t count = 0;
   double combinations = 1;
-  LevelLoops(const SpaceDomain& dom, const WalkLevel& level) {
+  LevelLoops(const SpaceDomain& dom, const WalkLevel& level)
+      : combinations(level_count(dom, level)) {
     for (const TuningParameter* p : level) {
       const std::vector<int>& values = dom.*p->domain;
       loops[count++] = {p, p->walk_member, values.data(), values.size()};
-      combinations *= double(values.size());
     }
   }
 };
