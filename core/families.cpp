@@ -135,7 +135,7 @@ bool KernelConfig::has_shared32_path() const {
 
 const MainLoopRules& main_loop_rules_of(const KernelConfig& c) {
   for (const MainLoopRules& m : kMainLoops)
-    if (m.async_copy == c.async_copy) return m;
+    if ((m.async_copy != 0) == (c.async_copy != 0)) return m;
   throw std::logic_error("no main loop runs " + c.id());
 }
 

@@ -138,7 +138,10 @@ class SharedLibrary {
 }  // namespace
 
 const CublasApi& CublasApi::get() {
-  static const SharedLibrary library("libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+  // Never closed: a cuBLAS handle may be destroyed by a static destructor after this one would
+  // run, and the process needs the library until it ends.
+  static const SharedLibrary& library =
+      *new SharedLibrary("libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
   static const CublasApi api = [] {
     CublasApi a;
     library.resolve("cublasCreate_v2", a.create);

@@ -11,7 +11,7 @@ namespace gemmtune {
 namespace {
 
 constexpr std::size_t kSampleSize = 64;
-constexpr int kTopPerQuantile = 16;
+constexpr int kLeastPerQuantile = 16;  // candidates per quantile (top_k where larger)
 
 double work(const Problem& p) {
   return double(p.m) * double(p.n) * double(std::max<std::int64_t>(p.k, 1));
@@ -43,24 +43,24 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   if (by_work.empty()) by_work.push_back(&largest);  // every C empty: any kernel will do
   std::stable_sort(by_work.begin(), by_work.end(),
                    [](const Problem* a, const Problem* b) { return work(*a) < work(*b); });
-  // The sample: evenly spaced in work order, each matrix standing for its share of the batch
-  // (a strided batch of that many, so that waves and occupancy count as in the launch).
-  const std::size_t n = std::min(kSampleSize, by_work.size());
-  const std::int64_t share =
-      std::max<std::int64_t>(1, std::int64_t(double(sizes.size()) / double(n) + 0.5));
+  // The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as
+  // a strided batch of the slice's count (so that waves and occupancy count as in the launch,
+  // and the counts add up to the batch's non-empty matrices).
+  const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
   std::vector<Problem> sample;
   for (std::size_t i = 0; i < n; ++i) {
     Problem p = largest;
-    const Problem& s = *by_work[i * by_work.size() / n];
+    const Problem& s = *by_work[(2 * i + 1) * total / (2 * n)];
     p.m = s.m;
     p.n = s.n;
     p.k = std::max<std::int64_t>(s.k, 1);
     p.lda = p.ldb = p.ldc = 0;
-    p.batch = share;
+    p.batch = std::int64_t((i + 1) * total / n - i * total / n);
     sample.push_back(p.normalized());
   }
   // Candidates: the best for the matrices at a quarter, half and three quarters of the work
   // order, and for the largest; every one valid for the largest, which the launch covers.
+  const int per_quantile = std::max(kLeastPerQuantile, top_k);
   std::map<std::string, KernelConfig> candidates;
   for (const double q : {0.25, 0.5, 0.75}) {
     Problem p = quantile(by_work, q);
@@ -71,10 +71,10 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
     p.k = std::max<std::int64_t>(p.k, 1);
     p.batch = 1;
     for (const Ranked& r :
-         rank_space(p.normalized(), device, kTopPerQuantile, coefficients, variable).top)
+         rank_space(p.normalized(), device, per_quantile, coefficients, variable).top)
       candidates.emplace(r.config.id(), r.config);
   }
-  for (const Ranked& r : rank_space(largest, device, kTopPerQuantile, coefficients, variable).top)
+  for (const Ranked& r : rank_space(largest, device, per_quantile, coefficients, variable).top)
     candidates.emplace(r.config.id(), r.config);
   std::vector<Ranked> ranked;
   for (const auto& [id, c] : candidates) {

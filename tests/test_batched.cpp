@@ -360,6 +360,8 @@ TEST_CASE("batched: a variable batch's kernels are ranked for its sizes", "[batc
   const KernelConfig for_largest = rank_space(largest, d, 1).top.at(0).config;
   const KernelConfig for_sizes = ranked.front().config;
   CHECK(for_sizes.blk_m * for_sizes.blk_n < for_largest.blk_m * for_largest.blk_n);
+  // More than the 16 candidates a quantile gives by default, when asked for.
+  CHECK(rank_for_sizes(largest, sizes, d, 80).size() == 80);
   CHECK_THROWS_AS(rank_for_sizes(largest, sizes, d, 0), InputError);
   CHECK_THROWS_AS(rank_for_sizes(largest, {}, d, 4), InputError);
 }

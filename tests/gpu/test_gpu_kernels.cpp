@@ -191,9 +191,9 @@ TEST_CASE("gpu: the cuBLAS reference, opened on first use, agrees with FP64 and 
   for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z}) {
     const Op b = is_complex(pr) ? Op::C : Op::T;
     const Problem p = make(pr, Op::N, b, 257, 129, 65, 3, 2, 0.5);
-    const Measurement m = session().measure_cublas(p, quick);
-    INFO(p.shape_id() << " " << m.error);
-    CHECK(m.status == Status::Ok);
+    Measurement m;
+    INFO(p.shape_id());
+    REQUIRE_NOTHROW(m = session().measure_cublas(p, quick));
     CHECK(m.rel_error < verify_tolerance(pr));
     CHECK(m.median_s > 0);
     CHECK(m.repetitions == quick.repetitions);
