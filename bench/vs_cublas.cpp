@@ -199,14 +199,7 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
       std::vector<KernelConfig> for_sizes;
       std::vector<std::unique_ptr<LoadedKernel>> size_kernels;
       if (s.variable) {
-        std::vector<Problem> sizes;
-        for (const MatrixShape& x : data.shapes()) {
-          Problem q = representative;
-          q.m = x.m;
-          q.n = x.n;
-          q.k = x.k;
-          sizes.push_back(q);
-        }
+        const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
         const CompileCache cache(CompileCache::default_directory());
         for (const Ranked& r :
              rank_for_sizes(representative, sizes, d, kSizeCandidates, coefficients, domain)) {

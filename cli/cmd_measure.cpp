@@ -122,16 +122,9 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
   const Problem call = data.call(kind);
   const Problem representative = batched_representative(call, kind);
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
-  std::vector<Problem> sizes;
-  for (const MatrixShape& x : shapes) {
-    Problem q = representative;
-    q.m = x.m;
-    q.n = x.n;
-    q.k = x.k;
-    sizes.push_back(q);
-  }
   const std::vector<KernelConfig> configs =
-      configs_to_measure(a, representative, d, calibration.coefficients, kind, sizes);
+      configs_to_measure(a, representative, d, calibration.coefficients, kind,
+                         matrix_problems(representative, shapes));
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
   CompileCache cache(a.cache);

@@ -292,4 +292,16 @@ std::vector<double> BatchedData::errors() const {
   return out;
 }
 
+std::vector<Problem> matrix_problems(const Problem& like, const std::vector<MatrixShape>& shapes) {
+  std::vector<Problem> out;
+  for (const MatrixShape& x : shapes) {
+    Problem p = like;
+    p.m = x.m;
+    p.n = x.n;
+    p.k = x.k;
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace gemmtune

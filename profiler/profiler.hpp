@@ -201,6 +201,9 @@ struct MatrixShape {
   std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   bool operator==(const MatrixShape&) const = default;
 };
+// The matrices' sizes as problems like `like` (its precision, ops and scalars), for the model:
+// rank_for_sizes ranks a variable batch's kernels on them.
+std::vector<Problem> matrix_problems(const Problem& like, const std::vector<MatrixShape>& shapes);
 
 // C = alpha op(A) op(B) + beta C in FP64 on the host, one column-major matrix of `shape`
 // (leading dimensions filled in), complex arithmetic whatever the precision; C is read only

@@ -46,43 +46,39 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   // The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as
   // a strided batch of the slice's count (so that waves and occupancy count as in the launch,
   // and the counts add up to the batch's non-empty matrices).
-  const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
-  std::vector<Problem> sample;
-  for (std::size_t i = 0; i < n; ++i) {
+  // A matrix's sizes as a strided problem of `largest`'s kind.
+  auto like_largest = [&](const Problem& s, std::int64_t batch) {
     Problem p = largest;
-    const Problem& s = *by_work[(2 * i + 1) * total / (2 * n)];
     p.m = s.m;
     p.n = s.n;
     p.k = std::max<std::int64_t>(s.k, 1);
     p.lda = p.ldb = p.ldc = 0;
-    p.batch = std::int64_t((i + 1) * total / n - i * total / n);
-    sample.push_back(p.normalized());
-  }
+    p.batch = batch;
+    return p.normalized();
+  };
+  const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
+  std::vector<Problem> sample;
+  for (std::size_t i = 0; i < n; ++i)
+    sample.push_back(like_largest(*by_work[(2 * i + 1) * total / (2 * n)],
+                                  std::int64_t((i + 1) * total / n - i * total / n)));
   // Candidates: the best for the matrices at a quarter, half and three quarters of the work
   // order, and for the largest; every one valid for the largest, which the launch covers.
   const int per_quantile = std::max(kLeastPerQuantile, top_k);
   std::map<std::string, KernelConfig> candidates;
-  for (const double q : {0.25, 0.5, 0.75}) {
-    Problem p = quantile(by_work, q);
-    p.precision = largest.precision;
-    p.op_a = largest.op_a;
-    p.op_b = largest.op_b;
-    p.lda = p.ldb = p.ldc = 0;
-    p.k = std::max<std::int64_t>(p.k, 1);
-    p.batch = 1;
-    for (const Ranked& r :
-         rank_space(p.normalized(), device, per_quantile, coefficients, variable).top)
+  for (const double q : {0.25, 0.5, 0.75})
+    for (const Ranked& r : rank_space(like_largest(quantile(by_work, q), 1), device, per_quantile,
+                                      coefficients, variable)
+                               .top)
       candidates.emplace(r.config.id(), r.config);
-  }
   for (const Ranked& r : rank_space(largest, device, per_quantile, coefficients, variable).top)
     candidates.emplace(r.config.id(), r.config);
   std::vector<Ranked> ranked;
   for (const auto& [id, c] : candidates) {
     if (check_hard(largest, device, c)) continue;
     Ranked r{c, predict(largest, device, c, coefficients)};
-    double total = 0;
-    for (const Problem& p : sample) total += predict(p, device, c, coefficients).time_s;
-    r.prediction.time_s = total;
+    double summed = 0;
+    for (const Problem& p : sample) summed += predict(p, device, c, coefficients).time_s;
+    r.prediction.time_s = summed;
     ranked.push_back(std::move(r));
   }
   // Ties (configurations the model cannot tell apart) keep the ids' order.
