@@ -96,6 +96,14 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
                                     const std::vector<CalibrationSample>& samples,
                                     const ModelCoefficients& base,
                                     const LearnedCorrectionOptions& options) {
+  return TreeEnsemble::from_xgboost_json(
+      TreeEnsemble::compact_xgboost_json(fit_learned_model_json(device, samples, base, options)));
+}
+
+std::string fit_learned_model_json(const DeviceSpec& device,
+                                   const std::vector<CalibrationSample>& samples,
+                                   const ModelCoefficients& base,
+                                   const LearnedCorrectionOptions& options) {
   ModelCoefficients plain = base;
   plain.learned = {};
   std::map<std::string, double> best;
@@ -182,7 +190,7 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
   bst_ulong length = 0;
   const char* buffer = nullptr;
   check(XGBoosterSaveModelToBuffer(b.h, R"({"format": "json"})", &length, &buffer), "save");
-  return TreeEnsemble::from_xgboost_json(std::string(buffer, length));
+  return std::string(buffer, length);
 }
 
 }  // namespace gemmtune

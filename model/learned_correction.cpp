@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/model.hpp"
 
@@ -321,6 +323,22 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
   return e;
 }
 
+std::string TreeEnsemble::compact_xgboost_json(const std::string& text) {
+  static const std::set<std::string> kRead = {"left_children", "right_children", "split_indices",
+                                              "split_conditions", "default_left"};
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    for (auto& tree : j.at("learner").at("gradient_booster").at("model").at("trees"))
+      for (auto it = tree.begin(); it != tree.end();)
+        it = kRead.count(it.key()) ? std::next(it) : tree.erase(it);
+  } catch (const nlohmann::json::exception& ex) {
+    throw InputError(std::string("the learned correction is not an XGBoost JSON model: ") +
+                     ex.what());
+  }
+  return j.dump();
+}
+
 double TreeEnsemble::evaluate(const std::vector<float>& f) const {
   return trees_ ? trees_->sum(f, nullptr, 0.0) : 0.0;
 }
@@ -348,6 +366,51 @@ std::vector<double> TreeEnsemble::least_tails(const std::vector<float>& leading)
   for (std::size_t t = trees_->roots.size(); t-- > 0;)
     tails[t] = tails[t + 1] + least_leaf(trees_->nodes, trees_->roots[t], leading);
   return tails;
+}
+
+namespace {
+// The least leaf below node i that a row inside the box can reach: both ways where the box spans
+// the threshold (or a bound is NaN).
+double least_leaf_within(const std::vector<Node>& nodes, int i, const FeatureBox& box) {
+  const Node& n = nodes[std::size_t(i)];
+  if (n.child < 0) return n.value;
+  const std::size_t feature = std::size_t(n.feature & ~kMissingGoesRight);
+  const bool some_left = !(box.lo[feature] >= n.value);
+  const bool some_right = !(box.hi[feature] < n.value);
+  if (!some_right) return least_leaf_within(nodes, n.child, box);
+  if (!some_left) return least_leaf_within(nodes, n.child + 1, box);
+  return std::min(least_leaf_within(nodes, n.child, box),
+                  least_leaf_within(nodes, n.child + 1, box));
+}
+}  // namespace
+
+void FeatureBox::include(const std::vector<float>& row) {
+  if (lo.empty()) {
+    lo = hi = row;
+    return;
+  }
+  if (row.size() != lo.size())
+    throw InputError("a feature row of " + std::to_string(row.size()) + " values joins a box of " +
+                     std::to_string(lo.size()));
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    const float v = row[i];
+    if (std::isnan(v) || std::isnan(lo[i])) {
+      lo[i] = hi[i] = std::numeric_limits<float>::quiet_NaN();
+    } else {
+      lo[i] = std::min(lo[i], v);
+      hi[i] = std::max(hi[i], v);
+    }
+  }
+}
+
+double TreeEnsemble::least_within(const FeatureBox& box) const {
+  if (!trees_) return 0.0;
+  if (box.lo.size() != trees_->features || box.hi.size() != trees_->features)
+    throw InputError("a feature box of " + std::to_string(box.lo.size()) + " values for trees of " +
+                     std::to_string(trees_->features) + " features");
+  double s = trees_->base;
+  for (int root : trees_->roots) s += least_leaf_within(trees_->nodes, root, box);
+  return s;
 }
 
 std::size_t TreeEnsemble::tree_count() const {

@@ -121,6 +121,14 @@ struct LogTimeCorrection {
   bool operator==(const LogTimeCorrection&) const = default;
 };
 
+// The smallest box holding a group of feature rows: per feature, the least and the greatest value
+// (NaN, once a row's value is NaN).
+struct FeatureBox {
+  std::vector<float> lo, hi;
+  void clear() { lo.clear(), hi.clear(); }
+  void include(const std::vector<float>& row);
+};
+
 // A tree ensemble fitted by XGBoost on log(measured / predicted), over learned_feature_names():
 // added to the log time after the linear correction. Evaluated here from XGBoost's JSON model
 // (kept in `json`, so a calibration file round-trips), without XGBoost at run time.
@@ -132,6 +140,9 @@ class TreeEnsemble {
   TreeEnsemble& operator=(const TreeEnsemble&);
   // Throws InputError for a text that is not an XGBoost JSON model of these features.
   static TreeEnsemble from_xgboost_json(const std::string& text);
+  // XGBoost's JSON model without the per-tree arrays evaluation never reads (gains, hessians,
+  // parents, base weights, categories): less than half the text, read in less than half the time.
+  static std::string compact_xgboost_json(const std::string& text);
   bool empty() const { return !trees_; }
   double evaluate(const std::vector<float>& features) const;  // 0 when empty
   // For each tree t, the least the trees from t on can add to a row whose leading features are
@@ -141,6 +152,9 @@ class TreeEnsemble {
   // leading features bound the trees not yet walked) it stops and returns a bound above `above`.
   double evaluate_unless_above(const std::vector<float>& features, const std::vector<double>& tails,
                                double above) const;
+  // The least evaluate() of any row inside the box: per tree, the least leaf a row of the box can
+  // reach. 0 when empty.
+  double least_within(const FeatureBox& box) const;
   std::size_t tree_count() const;
   bool operator==(const TreeEnsemble& o) const { return json == o.json; }
   std::string json;  // "" when empty
@@ -264,12 +278,15 @@ struct LearnedBounds {
   std::vector<double> tails;   // the trees' least_tails for them
 };
 LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem);
-// apply_learned_correction(), unless the corrected time is certain to exceed ceiling_s: then
-// returns false as soon as that is known, without walking the remaining trees, and leaves the
-// prediction as it was.
-bool apply_learned_correction_unless_above(const Problem& problem, const KernelConfig& config,
+// apply_learned_correction() to a row of learned_features() computed from the uncorrected
+// prediction, unless the corrected time is certain to exceed ceiling_s: then returns false as
+// soon as that is known, without walking the remaining trees, and leaves the prediction as it was.
+bool apply_learned_correction_unless_above(const Problem& problem,
+                                           const std::vector<float>& features,
                                            const TreeEnsemble& trees, const LearnedBounds& bounds,
                                            double ceiling_s, Prediction& prediction);
+// Whether trees that sum to at least `least_sum` certainly correct `uncorrected` above ceiling_s.
+bool learned_correction_exceeds(double least_sum, const Prediction& uncorrected, double ceiling_s);
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,
@@ -395,12 +412,17 @@ struct LearnedCorrectionOptions {
   // Features the trees may not split on (names of learned_feature_names()).
   std::vector<std::string> excluded_features;
 };
-// XGBoost regression trees on log(measured / predicted by base without its learned part).
-// Throws InputError with fewer than 2 problems.
+// XGBoost regression trees on log(measured / predicted by base without its learned part), in
+// the compact form that calibrations keep. Throws InputError with fewer than 2 problems.
 TreeEnsemble fit_learned_correction(const DeviceSpec& device,
                                     const std::vector<CalibrationSample>& samples,
                                     const ModelCoefficients& base,
                                     const LearnedCorrectionOptions& options = {});
+// The same fit as XGBoost's whole JSON model (which XGBoost itself can load).
+std::string fit_learned_model_json(const DeviceSpec& device,
+                                   const std::vector<CalibrationSample>& samples,
+                                   const ModelCoefficients& base,
+                                   const LearnedCorrectionOptions& options = {});
 
 // How well the model ranks the measured configurations of one problem.
 struct RankQuality {

@@ -32,9 +32,16 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
   const auto start = std::chrono::steady_clock::now();
   // Each worker predicts what it walks and keeps its own best top_k in a max-heap (the slowest
   // on top); the heaps are merged at the end.
+  struct Pending {
+    Candidate candidate;
+    std::vector<float> features;
+  };
   struct Best {
     std::vector<Candidate> heap;
     std::int64_t evaluated = 0;
+    std::vector<Pending> group;  // predicted, awaiting the trees
+    std::size_t waiting = 0;
+    FeatureBox box;
   };
   std::vector<Best> best(static_cast<std::size_t>(hardware_threads()));
   // The learned trees cost more than the rest of the model: a configuration's trees are walked
@@ -43,9 +50,47 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
   // the merged top whichever worker walks it.
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
-  const bool trees = !coefficients.learned.empty();
-  const LearnedBounds bounds = learned_bounds(coefficients.learned, problem);
+  const TreeEnsemble& trees = coefficients.learned;
+  const LearnedBounds bounds = learned_bounds(trees, problem);
   std::atomic<double> least_full_slowest{std::numeric_limits<double>::infinity()};
+  const auto ceiling = [&](const Best& b) {
+    double c = least_full_slowest.load(std::memory_order_relaxed);
+    if (int(b.heap.size()) >= top_k) c = std::min(c, b.heap.front().ranked.prediction.time_s);
+    return c;
+  };
+  const auto offer = [&](Best& b, Candidate&& cand) {
+    if (int(b.heap.size()) < top_k) {
+      b.heap.push_back(std::move(cand));
+      std::push_heap(b.heap.begin(), b.heap.end(), faster);
+    } else if (faster(cand, b.heap.front())) {
+      std::pop_heap(b.heap.begin(), b.heap.end(), faster);
+      b.heap.back() = std::move(cand);
+      std::push_heap(b.heap.begin(), b.heap.end(), faster);
+    } else {
+      return;
+    }
+    if (int(b.heap.size()) >= top_k)
+      lower_to(least_full_slowest, b.heap.front().ranked.prediction.time_s);
+  };
+  // Configurations walked one after another differ in a few parameters, so their features span
+  // a narrow box: the least sum the trees reach inside it bounds them all, and drops most of a
+  // group without walking a tree for each.
+  const auto correct_group = [&](Best& b) {
+    if (b.waiting == 0) return;
+    const double least = trees.least_within(b.box);
+    for (std::size_t i = 0; i < b.waiting; ++i) {
+      Pending& p = b.group[i];
+      Prediction& prediction = p.candidate.ranked.prediction;
+      const double c = ceiling(b);
+      if (learned_correction_exceeds(least, prediction, c) ||
+          !apply_learned_correction_unless_above(problem, p.features, trees, bounds, c, prediction))
+        continue;
+      offer(b, std::move(p.candidate));
+    }
+    b.waiting = 0;
+    b.box.clear();
+  };
+  constexpr std::size_t kGroup = 32;
   Ranking r;
   r.funnel = detail::walk_space(
       problem, device, domain, options,
@@ -53,27 +98,15 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
         Best& b = best[std::size_t(worker)];
         ++b.evaluated;
         Candidate cand{{c, predict(problem, device, c, before_trees)}, order};
-        const bool full = int(b.heap.size()) >= top_k;
-        if (trees) {
-          double ceiling = least_full_slowest.load(std::memory_order_relaxed);
-          if (full) ceiling = std::min(ceiling, b.heap.front().ranked.prediction.time_s);
-          if (!apply_learned_correction_unless_above(problem, c, coefficients.learned, bounds,
-                                                     ceiling, cand.ranked.prediction))
-            return;
-        }
-        if (!full) {
-          b.heap.push_back(std::move(cand));
-          std::push_heap(b.heap.begin(), b.heap.end(), faster);
-        } else if (faster(cand, b.heap.front())) {
-          std::pop_heap(b.heap.begin(), b.heap.end(), faster);
-          b.heap.back() = std::move(cand);
-          std::push_heap(b.heap.begin(), b.heap.end(), faster);
-        } else {
-          return;
-        }
-        if (int(b.heap.size()) >= top_k)
-          lower_to(least_full_slowest, b.heap.front().ranked.prediction.time_s);
+        if (trees.empty()) return offer(b, std::move(cand));
+        if (b.group.empty()) b.group.resize(kGroup);
+        Pending& p = b.group[b.waiting++];
+        p.candidate = std::move(cand);
+        learned_features(bounds.leading, problem, c, p.candidate.ranked.prediction, p.features);
+        b.box.include(p.features);
+        if (b.waiting == kGroup) correct_group(b);
       });
+  for (Best& b : best) correct_group(b);
   std::vector<Candidate> all;
   for (Best& b : best) {
     r.evaluated += b.evaluated;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -107,12 +108,22 @@ TEST_CASE("the tree ensemble predicts what XGBoost predicts, and round-trips thr
   const int forest = GENERATE(1, 3);
   o.parallel_trees = forest;
   o.subsample = forest > 1 ? 0.7 : 1.0;
+  // The fit's whole XGBoost model, and the compact ensemble calibrations keep of it.
+  const std::string full = fit_learned_model_json(d, samples, {}, o);
   const TreeEnsemble trees = fit_learned_correction(d, samples, {}, o);
   REQUIRE(trees.tree_count() == std::size_t(20 * forest));
+  CHECK(TreeEnsemble::compact_xgboost_json(full) == trees.json);
+  CHECK_THAT(full, Catch::Contains("loss_changes") && Catch::Contains("sum_hessian"));
+  CHECK_THAT(trees.json, !Catch::Contains("loss_changes") && !Catch::Contains("sum_hessian") &&
+                             Catch::Contains("split_conditions"));
+  CHECK(trees.json.size() * 2 < full.size());
+  CHECK(TreeEnsemble::compact_xgboost_json(trees.json) == trees.json);
+  CHECK_THROWS_WITH(TreeEnsemble::compact_xgboost_json("{\"learner\": 3}"),
+                    Catch::Contains("not an XGBoost JSON model"));
 
   BoosterHandle booster = nullptr;
   REQUIRE(XGBoosterCreate(nullptr, 0, &booster) == 0);
-  REQUIRE(XGBoosterLoadModelFromBuffer(booster, trees.json.data(), trees.json.size()) == 0);
+  REQUIRE(XGBoosterLoadModelFromBuffer(booster, full.data(), full.size()) == 0);
   const std::size_t width = learned_feature_names().size();
   std::vector<float> data, row;
   for (std::size_t i = 0; i < samples.size(); i += 10) {
@@ -178,6 +189,34 @@ TEST_CASE("ranking with the trees skips only what cannot enter the top: the same
     }
   }
   CHECK(stopped > 0);
+  // The least sum inside a box of feature rows bounds each row's sum, is that sum for a box of
+  // one row, and is far tighter than the problem's own bound for rows walked one after another.
+  FeatureBox box, one;
+  std::vector<double> sums;
+  int groups = 0, tighter = 0;
+  for (const auto& c : pruned_space(p, d)) {
+    learned_features(p, c, predict(p, d, c, analytical), features);
+    sums.push_back(k.learned.evaluate(features));
+    box.include(features);
+    one.clear();
+    one.include(features);
+    CHECK(k.learned.least_within(one) == sums.back());
+    if (sums.size() == 32) {
+      const double least = k.learned.least_within(box);
+      CHECK(least <= *std::min_element(sums.begin(), sums.end()));
+      ++groups;
+      tighter += least > tails.front() + 0.5;
+      box.clear();
+      sums.clear();
+    }
+  }
+  REQUIRE(groups > 10);
+  CHECK(tighter > groups / 2);
+  features.front() = std::numeric_limits<float>::quiet_NaN();
+  box.include(features);
+  CHECK(std::isnan(box.lo.front()));
+  CHECK(std::isnan(box.hi.front()));
+  CHECK_THROWS_WITH(box.include({1.0f}), Catch::Contains("1 values joins a box of"));
   const Ranking ranked = rank_space(p, d, 25, k);
   std::vector<std::pair<double, std::string>> all;
   for (const auto& c : pruned_space(p, d)) all.emplace_back(predict(p, d, c, k).time_s, c.id());
