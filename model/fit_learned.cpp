@@ -156,6 +156,13 @@ std::string fit_learned_model_json(const DeviceSpec& device,
     rows.members[g->second].push_back(int(rows.log_predicted.size()));
     rows.log_predicted.push_back(std::log(r->time_s));
   }
+  if (options.center > 0)
+    for (const auto& group : rows.members) {
+      double sum = 0, total = 0;
+      for (const int i : group) sum += double(weights[i]) * labels[i], total += weights[i];
+      const float shift = float(options.center * sum / total);
+      for (const int i : group) labels[i] -= shift;
+    }
   MatrixHandle m;
   check(XGDMatrixCreateFromMat(data.data(), labels.size(), width, NAN, &m.h), "XGDMatrix");
   check(XGDMatrixSetFloatInfo(m.h, "label", labels.data(), labels.size()), "labels");

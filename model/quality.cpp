@@ -229,8 +229,10 @@ std::string sample_key(const CalibrationSample& s) {
 
 std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>& samples, int k,
                                            std::uint32_t seed) {
+  // One shape recorded on several GPUs is one problem to hold out: its recordings share a fold,
+  // else a fit would see the shape it is judged on (measured on the other GPU).
   std::set<std::string> unique;
-  for (const auto& s : samples) unique.insert(sample_key(s));
+  for (const auto& s : samples) unique.insert(problem_key(s.problem));
   if (k < 2 || size_t(k) > unique.size())
     throw InputError("k = " + std::to_string(k) + " folds: needs 2 to " +
                      std::to_string(unique.size()) + " (the number of problems)");
@@ -239,8 +241,10 @@ std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>&
   // standard libraries, and the folds must not.
   std::mt19937 rng(seed);
   for (size_t i = keys.size() - 1; i > 0; --i) std::swap(keys[i], keys[rng() % (i + 1)]);
+  std::map<std::string, int> fold_of_shape;
+  for (size_t i = 0; i < keys.size(); ++i) fold_of_shape[keys[i]] = int(i % size_t(k));
   std::map<std::string, int> folds;
-  for (size_t i = 0; i < keys.size(); ++i) folds[keys[i]] = int(i % size_t(k));
+  for (const auto& s : samples) folds[sample_key(s)] = fold_of_shape.at(problem_key(s.problem));
   return folds;
 }
 

@@ -563,6 +563,17 @@ TEST_CASE("k folds of problems: deterministic, complete, independent of row orde
   CHECK(singles.size() == 12);
   CHECK_THROWS_WITH(k_fold_problems(samples, 1, 1), Catch::Contains("k = 1 folds"));
   CHECK_THROWS_WITH(k_fold_problems(samples, 13, 1), Catch::Contains("k = 13 folds"));
+  // The same shapes recorded on a second GPU: each shape's two recordings share its fold.
+  std::vector<CalibrationSample> two_gpus = samples;
+  const auto h200 = std::make_shared<const DeviceSpec>(find_builtin_device("H200"));
+  for (CalibrationSample s : samples) {
+    s.device = h200;
+    two_gpus.push_back(s);
+  }
+  const auto shared = k_fold_problems(two_gpus, 5, 1);
+  REQUIRE(shared.size() == 2 * keys.size());
+  for (const auto& [key, fold] : folds) CHECK(shared.at("H200:" + key) == shared.at(key));
+  CHECK_THROWS_WITH(k_fold_problems(two_gpus, 13, 1), Catch::Contains("needs 2 to 12"));
 }
 
 TEST_CASE("k-fold cross-validation by problem on recorded sweeps, pooled over every problem") {
