@@ -410,9 +410,10 @@ struct LearnedCorrectionOptions {
   double rank_weight = 1, rank_sigma = 0.1;
   // Fraction of each problem's weighted mean label taken off its labels before the fit: at 1 the
   // trees learn only how a problem's configurations differ from one another (the linear
-  // correction keeps the problem's level). Held out by problem, 1 picked better than 0 pooled over
-  // two fold assignments, and on 7 of their 10 folds (bench/RESULTS.md).
-  double center = 1;
+  // correction keeps the problem's level). Held out by problem it picked worse (pick median
+  // 0.935-0.943 against 0.951-0.955 on most folds), and the neighbours' kernels for a shape
+  // between tuned ones compare worse on its absolute times: off by default.
+  double center = 0;
   int rank_pairs = 16;
   // Features the trees may not split on (names of learned_feature_names()).
   std::vector<std::string> excluded_features;
