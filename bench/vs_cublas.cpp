@@ -96,14 +96,15 @@ cublasOperation_t to_cublas(Op op) {
   return op == Op::N ? CUBLAS_OP_N : op == Op::T ? CUBLAS_OP_T : CUBLAS_OP_C;
 }
 
-// One contender of a batched row: a launch on the data's buffers (false: not supported here,
-// the reason in `why`).
 // Kernels ranked for a variable batch's sizes that are measured beside the tuned one.
 constexpr int kSizeCandidates = 8;
 
+// One contender of a batched row: a launch on the data's buffers (false: not supported here,
+// the reason in `why`); `config`, a gemmtune kernel's configuration id, printed beside its time.
 struct Contender {
   std::string name;
   std::function<bool(std::string& why)> launch;
+  std::string config = "";
   double median_s = 0, error = 0;
   bool ran = false;
   std::string why = "";
@@ -196,7 +197,6 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
       const auto strided_kernel = s.variable ? nullptr : load(BatchKind::Strided);
       // A variable batch: also the model's best kernels for its sizes (rank_for_sizes), each
       // verified and timed on the batch itself.
-      std::vector<KernelConfig> for_sizes;
       std::vector<std::unique_ptr<LoadedKernel>> size_kernels;
       if (s.variable) {
         const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
@@ -207,7 +207,6 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
           const CompileResult compiled =
               compile_source(render_source(c, p, Op::N, Op::N, kind), d.arch(), &cache);
           if (!compiled.ok) continue;
-          for_sizes.push_back(c);
           size_kernels.push_back(std::make_unique<LoadedKernel>(compiled, c, p, kind));
         }
       }
@@ -237,16 +236,20 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
         gbeta_raw.insert(gbeta_raw.end(), beta.bytes, beta.bytes + element_bytes(p));
       }
       std::vector<Contender> contenders;
-      contenders.push_back({std::string("gemmtune ") + to_string(kind), [&](std::string&) {
+      contenders.push_back({std::string("gemmtune ") + to_string(kind),
+                            [&](std::string&) {
                               batched_kernel->launch_batched(data.call(kind), arrays, stream.get());
                               return true;
-                            }});
+                            },
+                            config.id()});
       for (std::size_t i = 0; i < size_kernels.size(); ++i)
-        contenders.push_back({"gemmtune sizes #" + std::to_string(i + 1), [&, i](std::string&) {
+        contenders.push_back({"gemmtune sizes #" + std::to_string(i + 1),
+                              [&, i](std::string&) {
                                 size_kernels[i]->launch_batched(data.call(kind), arrays,
                                                                 stream.get());
                                 return true;
-                              }});
+                              },
+                              size_kernels[i]->config().id()});
       if (!s.variable) {
         const Problem c = data.call(BatchKind::Strided);
         contenders.push_back({"gemmtune strided", [&, c](std::string&) {
@@ -307,10 +310,7 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
         }
         std::printf("%-4c %-20s %-22s %10.1f %9.0f %7.3f %9.2e  %s\n", pc, s.name, c.name.c_str(),
                     c.median_s * 1e6, data.flops() / c.median_s * 1e-9, c.median_s / ours, c.error,
-                    &c == &contenders.front() ? config.id().c_str()
-                    : c.name.rfind("gemmtune sizes #", 0) == 0
-                        ? for_sizes[std::size_t(std::stoi(c.name.substr(16))) - 1].id().c_str()
-                        : "");
+                    c.config.c_str());
       }
       std::fflush(stdout);
     }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -281,12 +282,12 @@ LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem);
 // apply_learned_correction() to a row of learned_features() computed from the uncorrected
 // prediction, unless the corrected time is certain to exceed ceiling_s: then returns false as
 // soon as that is known, without walking the remaining trees, and leaves the prediction as it was.
-bool apply_learned_correction_unless_above(const Problem& problem,
-                                           const std::vector<float>& features,
-                                           const TreeEnsemble& trees, const LearnedBounds& bounds,
-                                           double ceiling_s, Prediction& prediction);
-// Whether trees that sum to at least `least_sum` certainly correct `uncorrected` above ceiling_s.
-bool learned_correction_exceeds(double least_sum, const Prediction& uncorrected, double ceiling_s);
+// `least_sum`, a bound already known on the trees' sum for this row (a group's), is checked
+// before any tree is walked.
+bool apply_learned_correction_unless_above(
+    const Problem& problem, const std::vector<float>& features, const TreeEnsemble& trees,
+    const LearnedBounds& bounds, double ceiling_s, Prediction& prediction,
+    double least_sum = -std::numeric_limits<double>::infinity());
 
 // regs_from_compiler < 0: use the estimate. Throws InputError if the block cannot run.
 Prediction predict(const Problem& problem, const DeviceSpec& device, const KernelConfig& config,

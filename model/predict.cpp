@@ -92,25 +92,15 @@ LearnedBounds learned_bounds(const TreeEnsemble& trees, const Problem& problem) 
   return b;
 }
 
-namespace {
-// Far above the rounding of the sums and of the factor, so that a skip is never wrong.
-constexpr double kSkipMargin = 1e-9;
-// The sum above which a row is corrected above ceiling_s; at or past the bound, none is (a sum
-// above it is clamped to a factor that need not exceed the ceiling).
-double sum_above_ceiling(const Prediction& r, double ceiling_s) {
-  const double above = std::log(ceiling_s / r.time_s) + kSkipMargin;
-  return above < kCorrectionLogBound ? above : std::numeric_limits<double>::infinity();
-}
-}  // namespace
-
-bool learned_correction_exceeds(double least_sum, const Prediction& uncorrected, double ceiling_s) {
-  return least_sum > sum_above_ceiling(uncorrected, ceiling_s);
-}
-
 bool apply_learned_correction_unless_above(const Problem& p, const std::vector<float>& features,
                                            const TreeEnsemble& trees, const LearnedBounds& bounds,
-                                           double ceiling_s, Prediction& r) {
-  const double above = sum_above_ceiling(r, ceiling_s);
+                                           double ceiling_s, Prediction& r, double least_sum) {
+  // Far above the rounding of the sums and of the factor, so that a skip is never wrong.
+  constexpr double kMargin = 1e-9;
+  // At or past the bound, a sum above it is clamped to a factor that need not exceed the ceiling.
+  double above = std::log(ceiling_s / r.time_s) + kMargin;
+  if (!(above < kCorrectionLogBound)) above = std::numeric_limits<double>::infinity();
+  if (least_sum > above) return false;
   const double sum = trees.evaluate_unless_above(features, bounds.tails, above);
   if (sum > above) return false;
   apply_learned_sum(p, sum, r);

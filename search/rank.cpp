@@ -80,10 +80,8 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
     const double least = trees.least_within(b.box);
     for (std::size_t i = 0; i < b.waiting; ++i) {
       Pending& p = b.group[i];
-      Prediction& prediction = p.candidate.ranked.prediction;
-      const double c = ceiling(b);
-      if (learned_correction_exceeds(least, prediction, c) ||
-          !apply_learned_correction_unless_above(problem, p.features, trees, bounds, c, prediction))
+      if (!apply_learned_correction_unless_above(problem, p.features, trees, bounds, ceiling(b),
+                                                 p.candidate.ranked.prediction, least))
         continue;
       offer(b, std::move(p.candidate));
     }

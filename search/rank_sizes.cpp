@@ -43,9 +43,6 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   if (by_work.empty()) by_work.push_back(&largest);  // every C empty: any kernel will do
   std::stable_sort(by_work.begin(), by_work.end(),
                    [](const Problem* a, const Problem* b) { return work(*a) < work(*b); });
-  // The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as
-  // a strided batch of the slice's count (so that waves and occupancy count as in the launch,
-  // and the counts add up to the batch's non-empty matrices).
   // A matrix's sizes as a strided problem of `largest`'s kind.
   auto like_largest = [&](const Problem& s, std::int64_t batch) {
     Problem p = largest;
@@ -56,6 +53,9 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
     p.batch = batch;
     return p.normalized();
   };
+  // The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as
+  // a strided batch of the slice's count (so that waves and occupancy count as in the launch,
+  // and the counts add up to the batch's non-empty matrices).
   const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
   std::vector<Problem> sample;
   for (std::size_t i = 0; i < n; ++i)
