@@ -62,16 +62,19 @@ void print(const char* title, const QualityReport& before, const QualityReport& 
 
 // One report's peak scores and correlations, as a row of the fold tables.
 void print_summary_row(const std::string& fold, const char* model, const QualityReport& q) {
-  std::printf("%-6s %8zu  %-12s %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f\n", fold.c_str(),
-              q.problems.size(), model, q.median_pick_fraction, q.p10_pick_fraction,
-              q.median_top5_fraction, q.p10_top5_fraction, q.median_short5_fraction,
-              q.p10_short5_fraction, q.median_spearman, q.median_kendall);
+  std::printf(
+      "%-6s %8zu  %-12s %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f  %8.3f %8.3f %5zu\n",
+      fold.c_str(), q.problems.size(), model, q.median_pick_fraction, q.p10_pick_fraction,
+      q.median_top5_fraction, q.p10_top5_fraction, q.median_short5_fraction, q.p10_short5_fraction,
+      q.median_spearman, q.median_kendall, q.median_drawn_spearman, q.median_drawn_kendall,
+      q.drawn_problems);
 }
 
 void print_summary_header() {
-  std::printf("%-6s %8s  %-12s %8s %8s  %8s %8s  %8s %8s  %8s %8s\n", "fold", "problems", "model",
-              "pick med", "pick p10", "top5 med", "top5 p10", "short5 m", "short5 p", "rho med",
-              "tau med");
+  // "drawn": over the configurations drawn from the domain, for the problems that hold them.
+  std::printf("%-6s %8s  %-12s %8s %8s  %8s %8s  %8s %8s  %8s %8s  %8s %8s %5s\n", "fold",
+              "problems", "model", "pick med", "pick p10", "top5 med", "top5 p10", "short5 m",
+              "short5 p", "rho med", "tau med", "rho drwn", "tau drwn", "n");
 }
 
 // A fold's problems, each ranked by the uncalibrated (0) and by the fold's calibrated model.

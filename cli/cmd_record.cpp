@@ -136,7 +136,7 @@ void run_record(const RecordArgs& a) {
       db.mark_step(tune_key, note.str());
       std::printf("  tune: %s\n", note.str().c_str());
     }
-    run.emplace("sample");
+    run.emplace(std::string(kDrawnStrategy));
     const std::vector<KernelConfig> configs = sample_configs(p, *evaluator, db, a, i);
     const TuneResult s = sweep(p, *evaluator, configs, Budget{0, std::max(1.0, left())}, sink);
     std::printf("  sample: %d of %zu measured in %.1f s\n", s.evaluations, configs.size(),

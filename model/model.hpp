@@ -324,6 +324,9 @@ struct CalibrationSample {
   // The spec of the GPU it was measured on, so that recordings of several GPUs fit together;
   // null: the device the fit or the ranking is given.
   std::shared_ptr<const DeviceSpec> device;
+  // Drawn from the domain (a recorder's sample step: the uncalibrated model's top and uniform
+  // draws), not found by a tune's search, whose neighbourhood is dense with near-ties.
+  bool drawn = false;
 };
 // The spec a sample is predicted on: its own, else `given`.
 inline const DeviceSpec& sample_device(const CalibrationSample& s, const DeviceSpec& given) {
@@ -436,6 +439,9 @@ struct RankQuality {
   std::string problem;  // shape id
   std::size_t samples = 0;
   double spearman = 0, kendall = 0;
+  // The same over the configurations drawn from the domain (CalibrationSample::drawn), where a
+  // problem holds at least kMinDrawnForRank of them; how the model ranks the domain as a whole.
+  std::optional<double> drawn_spearman, drawn_kendall;
   // Whether the model's top 1 / 5 / 10 holds a configuration within 3% of the best measured.
   bool top1 = false, top5 = false, top10 = false;
   // The same for the first 10 of the shortlist tune measures first (shortlist_order).
@@ -450,6 +456,9 @@ struct RankQuality {
 struct QualityReport {
   std::vector<RankQuality> problems;  // in the order problems first appear in the samples
   double median_spearman = 0, median_kendall = 0, median_regret = 0;
+  // Over the problems with a drawn_spearman (drawn_problems of them).
+  double median_drawn_spearman = 0, median_drawn_kendall = 0;
+  std::size_t drawn_problems = 0;
   double top1_rate = 0, top5_rate = 0, top10_rate = 0;  // fraction of problems
   double shortlist10_rate = 0;
   // Over problems; p10 is the 10th percentile (linear between the two nearest ranks), the
@@ -458,6 +467,7 @@ struct QualityReport {
   double median_top5_fraction = 0, p10_top5_fraction = 0;
   double median_short5_fraction = 0, p10_short5_fraction = 0;
 };
+inline constexpr std::size_t kMinDrawnForRank = 20;
 // The order in which tune measures a ranked list: the best-predicted configuration of each tile
 // family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.
 // The model's errors are alike within a family, so one miss does not fill the shortlist.

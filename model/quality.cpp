@@ -90,11 +90,14 @@ double quantile(std::vector<double> values, double q) {
 }
 
 void summarize(QualityReport& report) {
-  std::vector<double> spearmans, kendalls, regrets, picks, top5s, short5s;
+  std::vector<double> spearmans, kendalls, regrets, picks, top5s, short5s, drawn_spearmans,
+      drawn_kendalls;
   report.top1_rate = report.top5_rate = report.top10_rate = report.shortlist10_rate = 0;
   for (const auto& q : report.problems) {
     spearmans.push_back(q.spearman);
     kendalls.push_back(q.kendall);
+    if (q.drawn_spearman) drawn_spearmans.push_back(*q.drawn_spearman);
+    if (q.drawn_kendall) drawn_kendalls.push_back(*q.drawn_kendall);
     regrets.push_back(q.regret);
     picks.push_back(q.pick_fraction);
     top5s.push_back(q.top5_fraction);
@@ -113,6 +116,9 @@ void summarize(QualityReport& report) {
   }
   report.median_spearman = median(spearmans);
   report.median_kendall = median(kendalls);
+  report.median_drawn_spearman = median(drawn_spearmans);
+  report.median_drawn_kendall = median(drawn_kendalls);
+  report.drawn_problems = drawn_spearmans.size();
   report.median_regret = median(regrets);
   report.median_pick_fraction = median(picks);
   report.p10_pick_fraction = quantile(picks, 0.1);
@@ -159,7 +165,7 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
   for (const auto& id : order) {
     const auto& list = by_problem[id];
     if (list.size() < 3) continue;
-    std::vector<double> predicted, measured;
+    std::vector<double> predicted, measured, drawn_predicted, drawn_measured;
     for (const auto* s : list) {
       double t = std::numeric_limits<double>::max();  // cannot run: ranked last
       try {
@@ -168,12 +174,20 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
       }
       predicted.push_back(t);
       measured.push_back(s->time_s);
+      if (s->drawn) {
+        drawn_predicted.push_back(t);
+        drawn_measured.push_back(s->time_s);
+      }
     }
     RankQuality q;
     q.problem = id;
     q.samples = list.size();
     q.spearman = pearson(ranks(predicted), ranks(measured));
     q.kendall = kendall_tau(predicted, measured);
+    if (drawn_measured.size() >= kMinDrawnForRank) {
+      q.drawn_spearman = pearson(ranks(drawn_predicted), ranks(drawn_measured));
+      q.drawn_kendall = kendall_tau(drawn_predicted, drawn_measured);
+    }
     const double best = *std::min_element(measured.begin(), measured.end());
     std::vector<size_t> by_model(list.size());
     std::iota(by_model.begin(), by_model.end(), 0);

@@ -97,6 +97,7 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
       times.emplace_back();
     }
     times[it->second].push_back(a.median_s);
+    out[it->second].drawn = out[it->second].drawn || a.strategy == kDrawnStrategy;
   }
   for (std::size_t i = 0; i < out.size(); ++i) out[i].time_s = quantile(times[i], 0.5);
   return out;

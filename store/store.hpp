@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -85,6 +86,9 @@ struct Recording {
 std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt>& attempts);
 
 // What the calibration fits: the ok attempts with a time, with the compiler's registers.
+// The strategy a recorder stamps on the configurations it draws from the domain (not found by a
+// search): their samples are CalibrationSample::drawn.
+inline constexpr std::string_view kDrawnStrategy = "sample";
 std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
 
 struct CsvImportReport {

@@ -168,6 +168,38 @@ TEST_CASE("rank quality of a perfect and of a reversed model") {
   CHECK(bad.problems[0].spearman < -0.95);
   CHECK(bad.problems[0].regret > 1.5);
   CHECK_FALSE(bad.problems[0].top10);
+  // Without configurations drawn from the domain there is no drawn rank.
+  CHECK_FALSE(good.problems[0].drawn_spearman);
+  CHECK(good.drawn_problems == 0);
+}
+
+TEST_CASE("rank quality over the configurations drawn from the domain alone") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const Problem p = make_problem(Precision::D, Op::T, Op::N, 1000, 300, 700);
+  std::vector<KernelConfig> configs;
+  for (const auto& c : pruned_space(p, d, SpaceDomain::named("compact")))
+    if (configs.size() < 60) configs.push_back(c);
+  REQUIRE(configs.size() == 60);
+  // The first 30 drawn and measured as the model says; the other 30 (a search's) reversed.
+  std::vector<double> predicted;
+  for (const auto& c : configs) predicted.push_back(predict(p, d, c).time_s);
+  const auto [least, most] = std::minmax_element(predicted.begin(), predicted.end());
+  std::vector<CalibrationSample> samples;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const double t = predicted[i];
+    samples.push_back({p, configs[i], -1, i < 30 ? t : *least + *most - t, {}, i < 30});
+  }
+  const QualityReport q = rank_quality(d, samples, {});
+  REQUIRE(q.problems.size() == 1);
+  REQUIRE(q.problems[0].drawn_spearman);
+  CHECK(*q.problems[0].drawn_spearman == Approx(1.0));
+  CHECK(*q.problems[0].drawn_kendall > 0.95);
+  CHECK(q.problems[0].spearman < 0.5);
+  CHECK(q.drawn_problems == 1);
+  CHECK(q.median_drawn_spearman == Approx(1.0));
+  // Fewer drawn than kMinDrawnForRank: none.
+  for (size_t i = kMinDrawnForRank - 1; i < 30; ++i) samples[i].drawn = false;
+  CHECK_FALSE(rank_quality(d, samples, {}).problems[0].drawn_spearman);
 }
 
 TEST_CASE("the correction's features have distinct names in the calibration format's order") {

@@ -251,4 +251,12 @@ TEST_CASE("calibration samples: a configuration measured again is one sample at 
   CHECK(samples[2].time_s == Approx(4e-5));
   CHECK(samples[3].problem.lda == 300);
   CHECK(samples[3].time_s == Approx(7e-5));
+  CHECK_FALSE(samples[0].drawn);
+  // Drawn from the domain by a recorder's sample step in any of its measurements.
+  attempts[2].strategy = std::string(kDrawnStrategy);
+  attempts[4].strategy = "hybrid";
+  const auto marked = calibration_samples(attempts);
+  CHECK(marked[0].drawn);
+  CHECK_FALSE(marked[1].drawn);
+  CHECK_FALSE(marked[2].drawn);
 }
