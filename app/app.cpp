@@ -15,14 +15,6 @@
 namespace gemmtune::app {
 namespace {
 
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read the " + what + " '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The first `top` of the order tune measures in: one configuration per tile family first.
 Ranking as_shortlist(Ranking r, int top) {
   std::vector<const KernelConfig*> configs;
@@ -178,7 +170,7 @@ std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Probl
     static std::map<std::string, std::vector<Attempt>> read;
     if (!read.count(o.replay)) {
       CsvImportReport report;
-      read[o.replay] = read_attempts_csv(read_file(o.replay, "replay file"), report);
+      read[o.replay] = read_attempts_csv(read_text_file(o.replay, "replay file"), report);
       if (!report.rejected.empty())
         std::fprintf(stderr, "replay: %zu unreadable rows left out (first: %s)\n",
                      report.rejected.size(), report.rejected.front().c_str());
@@ -375,7 +367,7 @@ nlohmann::json best_rows(const std::string& db_path, const std::string& device) 
 }
 
 CsvImportReport import_attempts(const std::string& db_path, const std::string& path) {
-  const std::string text = read_file(path, "attempts file");
+  const std::string text = read_text_file(path, "attempts file");
   const auto first = text.find_first_not_of(" \t\r\n");
   const bool json = first != std::string::npos && text[first] == '[';
   CsvImportReport report;

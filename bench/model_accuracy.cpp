@@ -28,12 +28,8 @@ using namespace gemmtune;
 namespace {
 
 std::vector<CalibrationSample> load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
   CsvImportReport report;
-  auto samples = calibration_samples(read_attempts_csv(text.str(), report));
+  auto samples = calibration_samples(read_attempts_csv(read_text_file(path, "recording"), report));
   if (!report.rejected.empty())
     std::fprintf(stderr, "%zu unreadable rows left out (first: %s)\n", report.rejected.size(),
                  report.rejected.front().c_str());

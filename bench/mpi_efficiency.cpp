@@ -2,7 +2,8 @@
 // (dist::simulated_makespan) over a workload of recorded problems, with per-measurement times
 // taken from the H100 recordings and the scheduling overhead measured under mpirun.
 //
-//   mpi_efficiency --sweeps tests/data/h100_sweeps.csv --workload tests/data/h100_random_seed1.csv
+//   mpi_efficiency --sweeps tests/data/h100_sweeps.csv
+//                  --workload tests/data/h100_random_seed1.csv.gz
 //                  --round-trip-ms X --rank0-ms Y [--problems 50] [--item-configs 16]
 #include <CLI/CLI.hpp>
 #include <Eigen/Dense>
@@ -19,12 +20,8 @@ namespace {
 using namespace gemmtune;
 
 std::vector<Attempt> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
   CsvImportReport report;
-  return read_attempts_csv(text.str(), report);
+  return read_attempts_csv(read_text_file(path, "recording"), report);
 }
 
 // Problems in the order the recording first met them, each with its kernel times.

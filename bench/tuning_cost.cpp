@@ -59,12 +59,9 @@ int main(int argc, char** argv) {
     const DeviceSpec device = find_builtin_device(gpu);
     ModelCoefficients coefficients;
     if (!calibration.empty()) coefficients = coefficients_from_file(calibration);
-    std::ifstream in(argv[1]);
-    if (!in) throw InputError(std::string("cannot read '") + argv[1] + "'");
-    std::stringstream text;
-    text << in.rdbuf();
     CsvImportReport report;
-    const auto by_problem = recordings_by_problem(read_attempts_csv(text.str(), report));
+    const auto by_problem =
+        recordings_by_problem(read_attempts_csv(read_text_file(argv[1], "recording"), report));
     for (const auto& why : report.rejected) std::fprintf(stderr, "left out %s\n", why.c_str());
     std::printf("%-30s %7s %10s %10s %8s %10s %8s\n", "problem", "space", "hybrid97", "random97",
                 "reached", "hyb_evals", "model1");

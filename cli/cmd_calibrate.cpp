@@ -50,12 +50,8 @@ void run(const CalibrateArgs& a) {
     attempts = Database(a.db).attempts(a.device);
   } else {
     for (const auto& path : a.inputs) {
-      std::ifstream in(path);
-      if (!in) throw InputError("cannot read the measurements file '" + path + "'");
-      std::stringstream text;
-      text << in.rdbuf();
       CsvImportReport report;
-      auto rows = read_attempts_csv(text.str(), report);
+      auto rows = read_attempts_csv(read_text_file(path, "measurements file"), report);
       if (!report.rejected.empty())
         std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
                      report.rejected.size(), report.rejected.front().c_str());

@@ -323,6 +323,9 @@ std::string spec_name_of(std::string_view device_name);
 std::string device_to_json(const DeviceSpec& d);
 DeviceSpec device_from_json(const std::string& json_text);  // throws InputError
 DeviceSpec load_device_file(const std::string& path);       // throws InputError
+// The whole file as text, inflated where it is gzip-compressed (the first bytes say); throws
+// InputError naming `what` and the path when it cannot be read or is a broken gzip file.
+std::string read_text_file(const std::string& path, const std::string& what = "file");
 
 // ---------------------------------------------------------------- kernel families
 

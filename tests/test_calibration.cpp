@@ -18,12 +18,9 @@ using namespace gemmtune;
 namespace {
 
 std::vector<CalibrationSample> recorded(const char* file = "h100_exhaustive.csv") {
-  std::ifstream in(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
   CsvImportReport report;
-  auto samples = calibration_samples(read_attempts_csv(text.str(), report));
+  auto samples = calibration_samples(read_attempts_csv(
+      read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report));
   REQUIRE(report.rejected.empty());
   return samples;
 }

@@ -22,12 +22,9 @@ using namespace gemmtune;
 namespace {
 
 std::vector<CalibrationSample> every_nth(const char* file, int n) {
-  std::ifstream in(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
   CsvImportReport report;
-  const auto all = calibration_samples(read_attempts_csv(text.str(), report));
+  const auto all = calibration_samples(read_attempts_csv(
+      read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report));
   std::vector<CalibrationSample> out;
   for (std::size_t i = 0; i < all.size(); i += std::size_t(n)) out.push_back(all[i]);
   return out;
@@ -332,7 +329,7 @@ TEST_CASE("held out by problem, 5 folds over every H100 recording: the calibrate
   const DeviceSpec d = find_builtin_device("H100-SXM");
   std::vector<CalibrationSample> samples;
   for (const char* file : {"h100_exhaustive.csv", "h100_tensor_sweeps.csv", "h100_sweeps.csv",
-                           "h100_random_seed1.csv"}) {
+                           "h100_random_seed1.csv.gz"}) {
     const auto part = every_nth(file, 1);
     samples.insert(samples.end(), part.begin(), part.end());
   }
@@ -357,11 +354,11 @@ TEST_CASE("held out by problem, 5 folds over every H100 recording: the calibrate
 }
 
 TEST_CASE("the shipped H100 calibration on random problems drawn after its fit") {
-  // h100_random_seed2.csv is in no fit: the zero-run pick (estimated registers, as predict ranks)
-  // of the calibration that ships, on problems a user could meet first. Floors a little under
-  // the figures measured (bench/RESULTS.md).
+  // h100_random_seed2.csv.gz is in no fit: the zero-run pick (estimated registers, as predict
+  // ranks) of the calibration that ships, on problems a user could meet first. Floors a little
+  // under the figures measured (bench/RESULTS.md).
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  auto samples = every_nth("h100_random_seed2.csv", 1);
+  auto samples = every_nth("h100_random_seed2.csv.gz", 1);
   for (auto& s : samples) s.registers = -1;
   const auto shipped = shipped_calibration("H100-SXM");
   REQUIRE(shipped);
