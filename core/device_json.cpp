@@ -1,7 +1,5 @@
 // DeviceSpec to and from JSON, so users can describe a GPU the built-in table lacks.
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/core.hpp"
 
@@ -92,12 +90,9 @@ DeviceSpec device_from_json(const std::string& text) {
 }
 
 DeviceSpec load_device_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read device spec file '" + path + "'");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
+  const std::string text = read_text_file(path, "device spec file");
   try {
-    return device_from_json(buffer.str());
+    return device_from_json(text);
   } catch (const InputError& e) {
     throw InputError(path + ": " + e.what());
   }

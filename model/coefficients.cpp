@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "model/model.hpp"
@@ -214,11 +212,7 @@ ModelCoefficients coefficients_from_json(const std::string& text, const std::str
 }
 
 ModelCoefficients coefficients_from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read the calibration file '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return coefficients_from_json(text.str(), path);
+  return coefficients_from_json(read_text_file(path, "calibration file"), path);
 }
 
 }  // namespace gemmtune

@@ -467,6 +467,7 @@ struct QualityReport {
   double median_top5_fraction = 0, p10_top5_fraction = 0;
   double median_short5_fraction = 0, p10_short5_fraction = 0;
 };
+// The fewest drawn configurations a problem needs for RankQuality's drawn correlations.
 inline constexpr std::size_t kMinDrawnForRank = 20;
 // The order in which tune measures a ranked list: the best-predicted configuration of each tile
 // family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.

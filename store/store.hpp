@@ -85,10 +85,10 @@ struct Recording {
 // Attempts grouped per problem, keyed by shape id and lda ("s_nn_4096x4096x4096_b1_4096").
 std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt>& attempts);
 
-// What the calibration fits: the ok attempts with a time, with the compiler's registers.
 // The strategy a recorder stamps on the configurations it draws from the domain (not found by a
 // search): their samples are CalibrationSample::drawn.
 inline constexpr std::string_view kDrawnStrategy = "sample";
+// What the calibration fits: the ok attempts with a time, with the compiler's registers.
 std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
 
 struct CsvImportReport {

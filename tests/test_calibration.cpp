@@ -32,6 +32,16 @@ const std::set<std::string> kHeldOut = {"d_nn_4096x4096x4096_b1", "d_nn_6144x601
                                         "s_nn_6144x64x64_b1",     "s_nn_8192x8192x16_b1",
                                         "s_tn_1024x1024x1024_b1", "s_nn_4097x4097x4097_b1"};
 
+// The first `count` configurations of the compact space with the model's time of each.
+std::vector<std::pair<KernelConfig, double>> first_predicted(const Problem& p, const DeviceSpec& d,
+                                                             std::size_t count) {
+  std::vector<std::pair<KernelConfig, double>> out;
+  for (const auto& c : pruned_space(p, d, SpaceDomain::named("compact")))
+    if (out.size() < count) out.emplace_back(c, predict(p, d, c).time_s);
+  REQUIRE(out.size() == count);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("coefficients round-trip through JSON and bad values are named") {
@@ -145,15 +155,9 @@ TEST_CASE("rank quality of a perfect and of a reversed model") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const Problem p = make_problem(Precision::S, Op::N, Op::N, 2048, 2048, 2048);
   std::vector<CalibrationSample> perfect, reversed;
-  std::vector<KernelConfig> configs;
-  for (const auto& c : pruned_space(p, d, SpaceDomain::named("compact")))
-    if (configs.size() < 40) configs.push_back(c);
-  REQUIRE(configs.size() == 40);
-  std::vector<double> predicted;
-  for (const auto& c : configs) predicted.push_back(predict(p, d, c).time_s);
-  for (size_t i = 0; i < configs.size(); ++i) {
-    perfect.push_back({p, configs[i], -1, predicted[i] * 1.7, {}});
-    reversed.push_back({p, configs[i], -1, 1.0 / predicted[i], {}});
+  for (const auto& [c, t] : first_predicted(p, d, 40)) {
+    perfect.push_back({p, c, -1, t * 1.7, {}});
+    reversed.push_back({p, c, -1, 1.0 / t, {}});
   }
   const QualityReport good = rank_quality(d, perfect, {});
   REQUIRE(good.problems.size() == 1);
@@ -173,18 +177,16 @@ TEST_CASE("rank quality of a perfect and of a reversed model") {
 TEST_CASE("rank quality over the configurations drawn from the domain alone") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const Problem p = make_problem(Precision::D, Op::T, Op::N, 1000, 300, 700);
-  std::vector<KernelConfig> configs;
-  for (const auto& c : pruned_space(p, d, SpaceDomain::named("compact")))
-    if (configs.size() < 60) configs.push_back(c);
-  REQUIRE(configs.size() == 60);
   // The first 30 drawn and measured as the model says; the other 30 (a search's) reversed.
-  std::vector<double> predicted;
-  for (const auto& c : configs) predicted.push_back(predict(p, d, c).time_s);
-  const auto [least, most] = std::minmax_element(predicted.begin(), predicted.end());
+  const auto configs = first_predicted(p, d, 60);
+  const auto [least, most] =
+      std::minmax_element(configs.begin(), configs.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; });
   std::vector<CalibrationSample> samples;
   for (size_t i = 0; i < configs.size(); ++i) {
-    const double t = predicted[i];
-    samples.push_back({p, configs[i], -1, i < 30 ? t : *least + *most - t, {}, i < 30});
+    const double t = configs[i].second;
+    samples.push_back(
+        {p, configs[i].first, -1, i < 30 ? t : least->second + most->second - t, {}, i < 30});
   }
   const QualityReport q = rank_quality(d, samples, {});
   REQUIRE(q.problems.size() == 1);
