@@ -10,39 +10,63 @@ const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
 // stride not a multiple of VEC_S) and the last rows of an edge tile take the scalar path.
 const bool c_aligned =
     ldc % VEC_S == 0 && reinterpret_cast<unsigned long long>(C) % (sizeof(elem_t) * VEC_S) == 0;
+// A group's C values are all read before any is written (see the scalar path below).
 #pragma unroll
 for (int i = 0; i < THR_M; i += VEC_S) {
   const int m = m0 + ROW_OF(i);
+  gt_vec<VEC_S> c_in[THR_N];
+  if (read_c) {
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) {
+      const int n = n0 + COL_OF(j);
+      if (n >= N) continue;
+      const elem_t* in = C + m + (long long)n * ldc;
+      if (c_aligned && m + VEC_S <= M) {
+        c_in[j] = *reinterpret_cast<const gt_vec<VEC_S>*>(in);
+      } else {
+#pragma unroll
+        for (int v = 0; v < VEC_S; ++v)
+          if (m + v < M) c_in[j].v[v] = in[v];
+      }
+    }
+  }
 #pragma unroll
   for (int j = 0; j < THR_N; ++j) {
     const int n = n0 + COL_OF(j);
     if (n >= N) continue;
     elem_t* out = C + m + (long long)n * ldc;
-    if (c_aligned && m + VEC_S <= M) {
-      gt_vec<VEC_S> w;
-      if (read_c) w = *reinterpret_cast<const gt_vec<VEC_S>*>(out);
+    gt_vec<VEC_S> w;
 #pragma unroll
-      for (int v = 0; v < VEC_S; ++v) {
-        elem_t value = gt_mul(alpha, acc[i + v][j]);
-        if (read_c) gt_fma(value, beta, w.v[v]);
-        w.v[v] = value;
-      }
+    for (int v = 0; v < VEC_S; ++v) {
+      w.v[v] = gt_mul(alpha, acc[i + v][j]);
+      if (read_c) gt_fma(w.v[v], beta, c_in[j].v[v]);
+    }
+    if (c_aligned && m + VEC_S <= M) {
       *reinterpret_cast<gt_vec<VEC_S>*>(out) = w;
     } else {
 #pragma unroll
       for (int v = 0; v < VEC_S; ++v)
-        if (m + v < M) {
-          elem_t value = gt_mul(alpha, acc[i + v][j]);
-          if (read_c) gt_fma(value, beta, out[v]);
-          out[v] = value;
-        }
+        if (m + v < M) out[v] = w.v[v];
     }
   }
 }
 #else
+// With beta, a row of the thread's tile is read before any of it is written: the compiler cannot
+// move a load of C above a store to C it cannot tell apart, so a load beside each store would
+// wait out the memory latency once per element (THR_M x THR_N times, exposed where few warps run).
 #pragma unroll
 for (int i = 0; i < THR_M; ++i) {
   const int m = m0 + ROW_OF(i);
+#if SPLIT_K == 1
+  elem_t c_in[THR_N];
+  if (read_c) {
+#pragma unroll
+    for (int j = 0; j < THR_N; ++j) {
+      const int n = n0 + COL_OF(j);
+      if (m < M && n < N) c_in[j] = C[m + (long long)n * ldc];
+    }
+  }
+#endif
 #pragma unroll
   for (int j = 0; j < THR_N; ++j) {
     const int n = n0 + COL_OF(j);
@@ -52,7 +76,7 @@ for (int i = 0; i < THR_M; ++i) {
 #if SPLIT_K > 1
       gt_atomic_add(out, value);  // gemmtune_scale_c has applied beta
 #else
-      if (read_c) gt_fma(value, beta, *out);
+      if (read_c) gt_fma(value, beta, c_in[j]);
       *out = value;
 #endif
     }
