@@ -329,7 +329,7 @@ TEST_CASE("held out by problem, 5 folds over every H100 recording: the calibrate
   const DeviceSpec d = find_builtin_device("H100-SXM");
   std::vector<CalibrationSample> samples;
   for (const char* file : {"h100_exhaustive.csv", "h100_tensor_sweeps.csv", "h100_sweeps.csv",
-                           "h100_random_seed1.csv.gz"}) {
+                           "h100_random_seed1.csv.gz", "h100_random_seed1_beta.csv.gz"}) {
     const auto part = every_nth(file, 1);
     samples.insert(samples.end(), part.begin(), part.end());
   }
