@@ -1,8 +1,6 @@
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "runtime/runtime.hpp"
 #include "search/search.hpp"
@@ -120,14 +118,13 @@ TEST_CASE("runtime: between tuned shapes, the kernel predicted fastest there win
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const auto path = std::filesystem::temp_directory_path() / "gemmtune_between_test.db";
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
-  std::ifstream in(std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/h100_exhaustive.csv");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text =
+      read_text_file(std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/h100_exhaustive.csv");
   CsvImportReport report;
   const Problem held_out = shape(8192, 8192, 16);
   std::vector<Attempt> tuned;
   std::map<std::string, double> truth;  // the held-out shape's time of every configuration
-  for (Attempt& a : read_attempts_csv(text.str(), report)) {
+  for (Attempt& a : read_attempts_csv(text, report)) {
     if (a.problem.precision != Precision::S || a.problem.op_a != Op::N) continue;
     a.device = d.name;
     if (a.problem == held_out)

@@ -6,14 +6,12 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "search/search.hpp"
@@ -324,12 +322,9 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
   // best on at least 6 shapes; the recorded data gives 15 of 18 (the misses are 512^3 D,
   // 4097^3 S and 6144x128x128 S, whose best configurations the model ranks 34th to 395th), so
   // fewer than 15 means the hybrid got worse.
-  std::ifstream in(GEMMTUNE_SOURCE_DIR "/tests/data/h100_exhaustive.csv");
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
   CsvImportReport report;
-  const auto by_problem = recordings_by_problem(read_attempts_csv(text.str(), report));
+  const auto by_problem = recordings_by_problem(read_attempts_csv(
+      read_text_file(GEMMTUNE_SOURCE_DIR "/tests/data/h100_exhaustive.csv", "recording"), report));
   REQUIRE(report.rejected.empty());
   CHECK(by_problem.size() == 18);
   const DeviceSpec d = find_builtin_device("H100-SXM");
