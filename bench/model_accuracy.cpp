@@ -3,7 +3,11 @@
 // user meets unseen problems), or leave-one-class-out.
 //   model_accuracy [FILE.csv ...] [--gpu H100-SXM] [--by problem|class] [--folds K|all] [--seed S]
 //   model_accuracy [FILE.csv ...] --calibration FILE.json   (a calibration fitted elsewhere)
-//   ... [--registers compiled|estimated]   (the compiler's counts, as tune re-ranks; or predict's)
+//   ... [--registers compiled|estimated|shortlist]   (the compiler's counts, as tune re-ranks;
+//     predict's estimate; or measure --compiled-shortlist's: the estimate's first
+//     kCompiledShortlist re-ranked with the compiler's counts)
+//   model_accuracy [FILE.csv ...] --registers compare   (fits on either count, ranked by either
+//     and by the estimate with a compiled shortlist re-ranked, on the same folds)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
 //   model_accuracy [FILE.csv ...] --learned depth=6,rounds=150,... [--learned ...]
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
@@ -21,6 +25,7 @@
 #include <sstream>
 
 #include "model/model.hpp"
+#include "search/search.hpp"
 #include "store/store.hpp"
 
 using namespace gemmtune;
@@ -118,13 +123,13 @@ void print_by_gpu(const ProblemCrossValidation& cv) {
 
 // k-fold cross-validation over problems, each fold printed as it is done, then all of them.
 void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
-                std::uint32_t seed) {
+                std::uint32_t seed, int shortlist) {
   const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
   std::printf("held out by problem: %zu problems in %d folds (seed %u), %zu samples\n\n",
               folds.size(), k, seed, samples.size());
   std::vector<FoldQuality> done;
   for (int f = 0; f < k; ++f) {
-    done.push_back(evaluate_fold(device, samples, folds, f));
+    done.push_back(evaluate_fold(device, samples, folds, f, fit_fold, shortlist));
     print_fold(done.back(), k);
     std::fflush(stdout);
   }
@@ -153,7 +158,8 @@ void dump(const DeviceSpec& device, const std::vector<CalibrationSample>& sample
       calibration.empty() ? ModelCoefficients{} : coefficients_from_file(calibration);
   out << "problem,precision,op_a,op_b,m,n,k,batch,beta";
   for (const auto& h : config_csv_header()) out << "," << h;
-  out << ",registers,measured_s,predicted_s,calibrated_s,t_compute,t_smem,t_issue,t_l2,t_dram,"
+  out << ",registers,estimated_registers,measured_s,predicted_s,calibrated_s,t_compute,t_smem,t_"
+         "issue,t_l2,t_dram,"
          "t_latency,t_launch,t_store,t_split_pass,tiles,wave_efficiency,occupancy,blocks_per_sm,"
          "fma_count,dram_bytes,l2_bytes,smem_wavefronts,limit\n";
   for (const auto& s : samples) {
@@ -164,22 +170,24 @@ void dump(const DeviceSpec& device, const std::vector<CalibrationSample>& sample
         << to_char(p.op_b) << "," << p.m << "," << p.n << "," << p.k << "," << p.batch << ","
         << p.beta.re;
     for (int v : config_csv_values(s.config)) out << "," << v;
-    out << "," << r.registers << "," << s.time_s << "," << r.time_s << "," << c.time_s << ","
-        << r.t_compute << "," << r.t_smem << "," << r.t_issue << "," << r.t_l2 << "," << r.t_dram
-        << "," << r.t_latency << "," << r.t_launch << "," << r.t_store << "," << r.t_split_pass
-        << "," << r.tiles << "," << r.wave_efficiency << "," << r.occ.fraction << ","
-        << r.occ.blocks_per_sm << "," << r.fma_count << "," << r.dram_bytes << "," << r.l2_bytes
-        << "," << r.smem_wavefronts << "," << to_string(r.limit) << "\n";
+    out << "," << r.registers << ","
+        << estimate_registers(s.config, p.precision, default_register_model()) << "," << s.time_s
+        << "," << r.time_s << "," << c.time_s << "," << r.t_compute << "," << r.t_smem << ","
+        << r.t_issue << "," << r.t_l2 << "," << r.t_dram << "," << r.t_latency << "," << r.t_launch
+        << "," << r.t_store << "," << r.t_split_pass << "," << r.tiles << "," << r.wave_efficiency
+        << "," << r.occ.fraction << "," << r.occ.blocks_per_sm << "," << r.fma_count << ","
+        << r.dram_bytes << "," << r.l2_bytes << "," << r.smem_wavefronts << ","
+        << to_string(r.limit) << "\n";
   }
 }
 
 // A given calibration (fitted elsewhere, none of these samples in its fit) on every problem.
 void with_calibration(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
-                      const std::string& path) {
+                      const std::string& path, int shortlist) {
   FoldQuality f;
   f.held_samples = samples.size();
-  f.uncalibrated = rank_quality(device, samples, {});
-  f.calibrated = rank_quality(device, samples, coefficients_from_file(path));
+  f.uncalibrated = rank_quality(device, samples, {}, shortlist);
+  f.calibrated = rank_quality(device, samples, coefficients_from_file(path), shortlist);
   std::printf("every problem ranked by %s, fitted elsewhere\n", path.c_str());
   print_fold(f, 1);
 }
@@ -320,6 +328,57 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
   }
 }
 
+// Which registers a fit sees and which a ranking uses, on the same folds: each fold's
+// calibration fitted once on the compiler's registers and once on the estimate, each ranking its
+// held-out problems by the estimate alone, by the compiler's, and by the estimate with its first N
+// re-ranked by the compiler's (a pick that compiles a shortlist before it chooses, measuring
+// nothing).
+void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                       int k, std::uint32_t seed) {
+  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  struct Mode {
+    const char* name;
+    bool fit_compiled;
+    int shortlist;  // 0: the estimate alone; -1: the compiler's registers throughout
+  };
+  const std::vector<Mode> modes{{"fit est, rank est", false, 0},  {"fit est, short 4", false, 4},
+                                {"fit est, short 8", false, 8},   {"fit est, short 16", false, 16},
+                                {"fit est, compiled", false, -1}, {"fit comp, rank est", true, 0},
+                                {"fit comp, short 4", true, 4},   {"fit comp, short 8", true, 8},
+                                {"fit comp, short 16", true, 16}, {"fit comp, compiled", true, -1}};
+  std::vector<QualityReport> pooled(modes.size());
+  for (int f = 0; f < k; ++f) {
+    std::vector<CalibrationSample> train, held;
+    for (const auto& s : samples) (folds.at(sample_key(s)) == f ? held : train).push_back(s);
+    const ModelCoefficients fit_compiled = fit_fold(device, train);
+    for (auto& s : train) s.registers = -1;
+    const ModelCoefficients fit_estimated = fit_fold(device, train);
+    std::vector<CalibrationSample> held_estimated = held;
+    for (auto& s : held_estimated) s.registers = -1;
+    for (std::size_t v = 0; v < modes.size(); ++v) {
+      const Mode& m = modes[v];
+      const ModelCoefficients& fitted = m.fit_compiled ? fit_compiled : fit_estimated;
+      const QualityReport q = m.shortlist < 0    ? rank_quality(device, held, fitted)
+                              : m.shortlist == 0 ? rank_quality(device, held_estimated, fitted)
+                                                 : rank_quality(device, held, fitted, m.shortlist);
+      pooled[v].problems.insert(pooled[v].problems.end(), q.problems.begin(), q.problems.end());
+      std::printf("fold %d/%d %-22s pick med %.3f\n", f + 1, k, m.name, q.median_pick_fraction);
+    }
+    std::fflush(stdout);
+  }
+  print_summary_header();
+  for (std::size_t v = 0; v < modes.size(); ++v) {
+    summarize(pooled[v]);
+    print_summary_row("all", "calibrated", pooled[v]);
+    std::map<std::string, QualityReport> by_gpu;
+    for (const auto& q : pooled[v].problems)
+      by_gpu[q.problem.substr(0, q.problem.find(':'))].problems.push_back(q);
+    for (auto& [gpu, report] : by_gpu)
+      if (by_gpu.size() > 1) summarize(report), print_summary_row(gpu, "calibrated", report);
+    std::printf("       %s\n", modes[v].name);
+  }
+}
+
 // One of a flag's two values; InputError naming the flag and the value otherwise.
 std::string one_of(const std::string& flag, const std::string& value, const char* first,
                    const char* second) {
@@ -373,7 +432,9 @@ int main(int argc, char** argv) try {
     } else if (a == "--folds") {
       folds = argv[++i];
     } else if (a == "--registers") {
-      registers = one_of(a, argv[++i], "compiled", "estimated");
+      registers = argv[++i];
+      if (registers != "compare" && registers != "shortlist")
+        registers = one_of(a, registers, "compiled", "estimated");
     } else if (a == "--held-out") {
       held_out_path = argv[++i];
     } else if (a == "--dump") {
@@ -401,17 +462,22 @@ int main(int argc, char** argv) try {
   // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
   if (registers == "estimated")
     for (auto& s : samples) s.registers = -1;
+  // measure --top's pick: fitted on the compiler's counts, as the shipped calibrations are, and
+  // ranked by the estimate with its first kCompiledShortlist ranked again by the compiler's.
+  const int shortlist = registers == "shortlist" ? kCompiledShortlist : 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (!dump_path.empty()) {
     dump(device, samples, calibration, dump_path);
   } else if (!calibration.empty()) {
-    with_calibration(device, samples, calibration);
+    with_calibration(device, samples, calibration, shortlist);
+  } else if (registers == "compare") {
+    compare_registers(device, samples, fold_count(folds, samples), seed);
   } else if (!learned.empty()) {
     compare_learned(device, samples, fold_count(folds, samples), seed, learned, held_out_path);
   } else if (by == "class") {
     by_class(device, samples);
   } else {
-    by_problem(device, samples, fold_count(folds, samples), seed);
+    by_problem(device, samples, fold_count(folds, samples), seed, shortlist);
   }
   std::printf("total %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

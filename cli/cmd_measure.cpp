@@ -24,6 +24,7 @@ struct MeasureArgs {
   ProblemOptions problem;
   std::vector<std::string> configs;
   int top = 10;
+  int shortlist = 0;
   int repetitions = 20;
   std::string format = "table";
   std::string cache = CompileCache::default_directory();
@@ -68,10 +69,12 @@ std::vector<MatrixShape> read_sizes_file(const std::string& path) {
 // The --config ids (each checked against the problem kernels are chosen for), then the model's
 // --top, adapted to the batch kind as the runtime adapts them. Repeats stay: rows keep the
 // positions the caller asked for (scripts/device-fresh-check reads them so).
-// A variable batch's --top is ranked for its sizes (rank_for_sizes), not for its largest matrix.
+// A variable batch's --top is ranked for its sizes (rank_for_sizes), not for its largest matrix;
+// any other's is the first of the model's --shortlist, compiled and ranked again with the
+// compiler's registers (rank_compiled), those it rules out after the rest.
 std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem& chosen_for,
                                              const DeviceSpec& d, const ModelCoefficients& k,
-                                             BatchKind kind,
+                                             BatchKind kind, const CompileCache& cache,
                                              const std::vector<Problem>& sizes = {}) {
   std::vector<KernelConfig> configs;
   auto add = [&](const KernelConfig& c) { configs.push_back(batched_config(c, kind)); };
@@ -81,12 +84,28 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
       throw InputError("configuration " + c.id() + " breaks " + v->message);
     add(c);
   }
-  if (a.top > 0) {
-    const std::vector<Ranked> top = kind == BatchKind::Variable
-                                        ? rank_for_sizes(chosen_for, sizes, d, a.top, k)
-                                        : rank_space(chosen_for, d, a.top, k).top;
-    for (const auto& r : top) add(r.config);
+  if (a.top <= 0) return configs;
+  if (kind == BatchKind::Variable) {
+    for (const auto& r : rank_for_sizes(chosen_for, sizes, d, a.top, k)) add(r.config);
+    return configs;
   }
+  std::vector<KernelConfig> ranked;
+  for (const auto& r : rank_space(chosen_for, d, std::max(a.top, a.shortlist), k).top)
+    ranked.push_back(batched_config(r.config, kind));
+  if (a.shortlist > 0) {
+    std::vector<CompileJob> jobs;
+    for (const auto& c : ranked)
+      jobs.push_back({c, chosen_for.precision, chosen_for.op_a, chosen_for.op_b, kind});
+    std::vector<CompiledInfo> info;
+    for (const auto& r : compile_many(jobs, d.arch(), &cache))
+      info.push_back(r.ok ? CompiledInfo{r.registers, r.spill_store_bytes} : CompiledInfo{});
+    std::vector<KernelConfig> reranked = rank_compiled(chosen_for, d, ranked, info, k);
+    for (const auto& c : ranked)
+      if (std::find(reranked.begin(), reranked.end(), c) == reranked.end()) reranked.push_back(c);
+    ranked = std::move(reranked);
+  }
+  configs.insert(configs.end(), ranked.begin(),
+                 ranked.begin() + long(std::min(ranked.size(), size_t(a.top))));
   return configs;
 }
 
@@ -122,12 +141,12 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
   const Problem call = data.call(kind);
   const Problem representative = batched_representative(call, kind);
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+  CompileCache cache(a.cache);
   const std::vector<KernelConfig> configs =
-      configs_to_measure(a, representative, d, calibration.coefficients, kind,
+      configs_to_measure(a, representative, d, calibration.coefficients, kind, cache,
                          matrix_problems(representative, shapes));
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
-  CompileCache cache(a.cache);
   const auto compiled = compile_many(jobs, d.arch(), &cache);
   TimingOptions timing;
   timing.repetitions = a.repetitions;
@@ -172,6 +191,9 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
 }
 
 void run(const MeasureArgs& a) {
+  if (a.shortlist < 0 || a.shortlist > 4096)
+    throw InputError("--compiled-shortlist = " + std::to_string(a.shortlist) +
+                     " must be 0 (none) to 4096");
   const BatchKind kind = parse_batch_kind(a.batch_kind);
   if (kind != BatchKind::Strided) return run_batched(a, kind);
   if (!a.sizes_file.empty()) throw InputError("--sizes needs --batch-kind variable");
@@ -181,11 +203,11 @@ void run(const MeasureArgs& a) {
   GpuSession gpu(0);
   const DeviceSpec& d = gpu.device();
   const ChosenCalibration calibration = calibration_for(a.db, d.name, a.calibration);
+  CompileCache cache(a.cache);
   const std::vector<KernelConfig> configs =
-      configs_to_measure(a, p, d, calibration.coefficients, BatchKind::Strided);
+      configs_to_measure(a, p, d, calibration.coefficients, BatchKind::Strided, cache);
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
-  CompileCache cache(a.cache);
   const auto compiled = compile_many(jobs, d.arch(), &cache);
   TimingOptions timing;
   timing.repetitions = a.repetitions;
@@ -225,6 +247,7 @@ void run(const MeasureArgs& a) {
                           {"cublas_gflops", ref.gflops},
                           {"wall_s", wall},
                           {"calibration", calibration.description},
+                          {"shortlist", a.top > 0 ? a.shortlist : 0},
                           {"results", rows}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -233,6 +256,9 @@ void run(const MeasureArgs& a) {
               p.shape_id().c_str(), d.name.c_str(), ref.median_s * 1e6, ref.gflops, configs.size(),
               wall);
   std::printf("calibration: %s\n", calibration.description.c_str());
+  if (a.top > 0 && a.shortlist > 0)
+    std::printf("the model's top %d: its first %d compiled and ranked again with their registers\n",
+                a.top, std::max(a.top, a.shortlist));
   std::printf("%-90s %-13s %5s %10s %9s %10s %7s\n", "config", "status", "regs", "meas_us",
               "GFLOP/s", "pred_us", "x cuBLAS");
   for (const auto& r : rows)
@@ -252,6 +278,11 @@ void register_measure(CLI::App& app) {
   add_problem_options(*cmd, args->problem);
   cmd->add_option("--config,-c", args->configs, "configuration ids to measure");
   cmd->add_option("--top,-t", args->top, "also measure the model's top K")->capture_default_str();
+  cmd->add_option("--compiled-shortlist", args->shortlist,
+                  "compile the model's first N (ranked with estimated registers) and take --top "
+                  "from them ranked again with the compiler's registers (16, say); 0: the "
+                  "estimate's order")
+      ->capture_default_str();
   cmd->add_option("--repetitions,-r", args->repetitions, "timed repetitions")
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "cubin cache directory")->capture_default_str();

@@ -481,8 +481,11 @@ void summarize(QualityReport& report);
 std::string problem_class(const Problem& p);
 // Problems with fewer than 3 samples are left out (no ranking to speak of). Each problem is
 // one problem_key: a shape recorded with two leading dimensions is two rankings.
+// compiled_shortlist > 0 ranks as a zero-run pick that compiles before it chooses: every
+// configuration by its estimated registers, then the first compiled_shortlist of them again by
+// the compiler's (each sample's `registers`); the correlations stay the estimate's.
 QualityReport rank_quality(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
-                           const ModelCoefficients& coefficients);
+                           const ModelCoefficients& coefficients, int compiled_shortlist = 0);
 
 // The q-quantile (0 <= q <= 1) of values, linear between the two nearest ranks (NumPy's
 // default); 0 for none.
@@ -521,9 +524,10 @@ struct ProblemCrossValidation {
 // How a fold's coefficients are fitted on its training samples: fit_fold, or another to compare.
 using FoldFit = ModelCoefficients (*)(const DeviceSpec&, const std::vector<CalibrationSample>&);
 // Fits on every fold of `folds` (k_fold_problems) but `fold` and ranks the fold's problems.
+// compiled_shortlist: as rank_quality's.
 FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
-                          const std::map<std::string, int>& folds, int fold,
-                          FoldFit fit = fit_fold);
+                          const std::map<std::string, int>& folds, int fold, FoldFit fit = fit_fold,
+                          int compiled_shortlist = 0);
 // The folds' problems together, summarized.
 ProblemCrossValidation pool_folds(std::vector<FoldQuality> folds);
 // k-fold cross-validation over problems: k_fold_problems, then evaluate_fold for each fold.

@@ -151,7 +151,7 @@ std::string problem_class(const Problem& p) {
 }
 
 QualityReport rank_quality(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
-                           const ModelCoefficients& k) {
+                           const ModelCoefficients& k, int compiled_shortlist) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const CalibrationSample*>> by_problem;
   for (const auto& s : samples) {
@@ -166,12 +166,15 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     const auto& list = by_problem[id];
     if (list.size() < 3) continue;
     std::vector<double> predicted, measured, drawn_predicted, drawn_measured;
-    for (const auto* s : list) {
-      double t = std::numeric_limits<double>::max();  // cannot run: ranked last
+    auto predicted_time = [&](const CalibrationSample* s, int registers) {
       try {
-        t = predict(s->problem, sample_device(*s, device), s->config, k, s->registers).time_s;
+        return predict(s->problem, sample_device(*s, device), s->config, k, registers).time_s;
       } catch (const InputError&) {
+        return std::numeric_limits<double>::max();  // cannot run: ranked last
       }
+    };
+    for (const auto* s : list) {
+      const double t = predicted_time(s, compiled_shortlist > 0 ? -1 : s->registers);
       predicted.push_back(t);
       measured.push_back(s->time_s);
       if (s->drawn) {
@@ -193,6 +196,15 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     std::iota(by_model.begin(), by_model.end(), 0);
     std::stable_sort(by_model.begin(), by_model.end(),
                      [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+    if (compiled_shortlist > 0) {
+      // The estimate's first configurations, compiled: re-ranked with the compiler's registers.
+      const size_t n = std::min(by_model.size(), size_t(compiled_shortlist));
+      std::vector<double> compiled(list.size());
+      for (size_t i = 0; i < n; ++i)
+        compiled[by_model[i]] = predicted_time(list[by_model[i]], list[by_model[i]]->registers);
+      std::stable_sort(by_model.begin(), by_model.begin() + long(n),
+                       [&](size_t a, size_t b) { return compiled[a] < compiled[b]; });
+    }
     auto hit_within = [&](size_t top) {
       for (size_t i = 0; i < std::min(top, by_model.size()); ++i)
         if (measured[by_model[i]] <= 1.03 * best) return true;
@@ -263,7 +275,8 @@ std::map<std::string, int> k_fold_problems(const std::vector<CalibrationSample>&
 }
 
 FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
-                          const std::map<std::string, int>& folds, int fold, FoldFit fit) {
+                          const std::map<std::string, int>& folds, int fold, FoldFit fit,
+                          int compiled_shortlist) {
   std::vector<CalibrationSample> train, held;
   for (const auto& s : samples) {
     const auto it = folds.find(sample_key(s));
@@ -277,8 +290,8 @@ FoldQuality evaluate_fold(const DeviceSpec& device, const std::vector<Calibratio
   const auto t0 = std::chrono::steady_clock::now();
   const ModelCoefficients fitted = fit(device, train);
   q.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  q.uncalibrated = rank_quality(device, held, {});
-  q.calibrated = rank_quality(device, held, fitted);
+  q.uncalibrated = rank_quality(device, held, {}, compiled_shortlist);
+  q.calibrated = rank_quality(device, held, fitted, compiled_shortlist);
   return q;
 }
 

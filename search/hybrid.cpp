@@ -9,12 +9,6 @@
 namespace gemmtune {
 namespace {
 
-// A kernel the compiler spilled this much of to local memory is not the kernel the model
-// describes: its time goes to local-memory traffic (one 6144x6080x64 SGEMM tiling came out with
-// 32 registers and 41 KB of spills per thread, 40x slower than predicted).
-// The few bytes ptxas often spills cost little, so only heavy spilling rules a kernel out.
-constexpr int kMaxSpillBytes = 128;
-
 // Refinement measures the neighbours of the best kLeaders measured so far, up to kPerRound of
 // them a look and kLooks looks a round.
 constexpr size_t kLeaders = 3;
@@ -25,33 +19,6 @@ constexpr int kLooks = 2;
 // LU shapes on the H100 walking unroll, raster and stage variants a few tenths of a per cent
 // apart (2,210 evaluations in 47 families; 2,252 in 15), never reaching better tiles.
 constexpr double kMinGain = 0.01;
-
-// Predicted time with the compiler's registers, or nothing where the compiled kernel is not a
-// candidate (it failed to compile, spilled heavily, or does not fit with its real registers).
-std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
-                                       const CompiledInfo& info, const ModelCoefficients& k) {
-  if (!info.ok() || info.spill_bytes > kMaxSpillBytes) return std::nullopt;
-  try {
-    return predict(p, d, c, k, info.registers > 0 ? info.registers : -1).time_s;
-  } catch (const InputError&) {
-    return std::nullopt;
-  }
-}
-
-// Orders the candidates among configurations by predicted time with the compiler's registers.
-std::vector<KernelConfig> by_prediction(const Problem& p, const DeviceSpec& d,
-                                        std::vector<KernelConfig> configs,
-                                        const std::vector<CompiledInfo>& compiled,
-                                        const ModelCoefficients& k) {
-  std::vector<std::pair<double, size_t>> order;
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (const auto t = predict_compiled(p, d, configs[i], compiled[i], k))
-      order.emplace_back(*t, i);
-  std::stable_sort(order.begin(), order.end());
-  std::vector<KernelConfig> out;
-  for (auto& [t, i] : order) out.push_back(configs[i]);
-  return out;
-}
 
 // Family-first order (the best-predicted variant of each tile family before any second one).
 std::vector<KernelConfig> families_first(const std::vector<KernelConfig>& configs) {
@@ -185,7 +152,7 @@ class HybridTuner {
     // Re-ranked with the real registers, then family-first again: sorted by prediction alone,
     // the batch's first measure_top were variants of one family, and so was all refinement
     // after them (S 6144x6080x64 on the H100: all 20 attempts BM96_BN192_BK16_DX8_DY16).
-    for (auto& c : families_first(by_prediction(p_, d_, batch, compiled, o_.coefficients)))
+    for (auto& c : families_first(rank_compiled(p_, d_, batch, compiled, o_.coefficients)))
       reranked_.push_back(std::move(c));
   }
 

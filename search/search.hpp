@@ -152,6 +152,24 @@ struct CompiledInfo {
   bool ok() const { return registers >= 0; }
 };
 
+// Predicted time with the compiler's registers, or nothing where the compiled kernel is not a
+// candidate (it failed to compile, spilled heavily, or does not fit with its real registers).
+std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
+                                       const CompiledInfo& info, const ModelCoefficients& k);
+// The configurations that are candidates, ordered by predict_compiled (equal times keep their
+// order). `compiled` holds the compiler's word on each of `configs`, in order.
+std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
+                                        const std::vector<KernelConfig>& configs,
+                                        const std::vector<CompiledInfo>& compiled,
+                                        const ModelCoefficients& k);
+// A compiled shortlist's length for a zero-run pick that compiles before it chooses (`measure
+// --compiled-shortlist`, model_accuracy --registers shortlist): the model's first configurations,
+// ranked with estimated registers, ranked again by rank_compiled. Held out by problem (177 recorded
+// problems, 5 folds) 4, 8 and 16 gave pick medians of 0.948, 0.951 and 0.952 against 0.943 for
+// the estimate alone; on 24 problems recorded nowhere, measured on the H100, 16 gave 0.923
+// against 0.927, so it is not measure's default (bench/RESULTS.md).
+inline constexpr int kCompiledShortlist = 16;
+
 // Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
 // in tests and --replay it answers from recorded measurements.
 class Evaluator {

@@ -201,6 +201,60 @@ TEST_CASE("rank quality over the configurations drawn from the domain alone") {
   CHECK_FALSE(rank_quality(d, samples, {}).problems[0].drawn_spearman);
 }
 
+TEST_CASE("rank quality of a pick that compiles a shortlist: its first N ranked again") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const Problem p = make_problem(Precision::S, Op::N, Op::N, 2048, 2048, 2048);
+  auto configs = first_predicted(p, d, 40);
+  std::stable_sort(configs.begin(), configs.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
+  // Measured in the estimate's order, but the estimate's first compiles with 255 registers.
+  std::vector<CalibrationSample> samples;
+  for (size_t i = 0; i < configs.size(); ++i)
+    samples.push_back({p, configs[i].first, -1, 1e-6 * double(i + 1), {}});
+  samples[0].registers = 255;
+  REQUIRE(predict(p, d, configs[0].first, {}, 255).time_s > configs[1].second);
+  REQUIRE(configs[1].second < configs[2].second);
+  const auto pick = [&](int shortlist) {
+    const QualityReport q = rank_quality(d, samples, {}, shortlist);
+    REQUIRE(q.problems.size() == 1);
+    return q.problems[0];
+  };
+  // A shortlist of one has nothing to re-rank; of ten, the second of the estimate comes first.
+  CHECK(pick(1).pick_fraction == Approx(1.0));
+  CHECK(pick(10).pick_fraction == Approx(0.5));
+  // The correlations stay the estimate's, which orders them as measured (but for its ties).
+  CHECK(pick(10).spearman == Approx(pick(1).spearman));
+  CHECK(pick(10).spearman > 0.99);
+  // Without a shortlist the compiler's count ranks every configuration, the first among them.
+  CHECK(pick(0).pick_fraction == Approx(0.5));
+  CHECK(pick(0).spearman < pick(10).spearman);
+}
+
+TEST_CASE(
+    "rank_compiled orders by the compiler's registers and drops what cannot run as modelled") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const Problem p = make_problem(Precision::D, Op::N, Op::T, 3000, 700, 500);
+  std::vector<KernelConfig> configs;
+  std::vector<CompiledInfo> info;
+  for (const auto& [c, t] : first_predicted(p, d, 12)) {
+    configs.push_back(c);
+    info.push_back({estimate_registers(c, p.precision, default_register_model()), 0});
+  }
+  info[0].registers = 255;
+  info[1] = CompiledInfo{};    // failed to compile
+  info[2].spill_bytes = 4096;  // spilled heavily
+  const std::vector<KernelConfig> ranked = rank_compiled(p, d, configs, info, {});
+  REQUIRE(ranked.size() == configs.size() - 2);
+  CHECK(std::find(ranked.begin(), ranked.end(), configs[1]) == ranked.end());
+  CHECK(std::find(ranked.begin(), ranked.end(), configs[2]) == ranked.end());
+  std::map<std::string, double> predicted;
+  for (size_t i = 0; i < configs.size(); ++i)
+    predicted[configs[i].id()] = predict(p, d, configs[i], {}, info[i].registers).time_s;
+  for (size_t i = 1; i < ranked.size(); ++i)
+    CHECK(predicted.at(ranked[i - 1].id()) <= predicted.at(ranked[i].id()));
+  CHECK_THROWS_AS(rank_compiled(p, d, configs, {info[0]}, {}), std::logic_error);
+}
+
 TEST_CASE("the correction's features have distinct names in the calibration format's order") {
   const auto& names = correction_feature_names();
   std::set<std::string> distinct(names.begin(), names.end());

@@ -1,0 +1,49 @@
+// Rankings that know what the compiler made of each configuration: its registers and spills.
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "search/search.hpp"
+
+namespace gemmtune {
+namespace {
+
+// A kernel the compiler spilled this much of to local memory is not the kernel the model
+// describes: its time goes to local-memory traffic (one 6144x6080x64 SGEMM tiling came out with
+// 32 registers and 41 KB of spills per thread, 40x slower than predicted).
+// The few bytes ptxas often spills cost little, so only heavy spilling rules a kernel out.
+constexpr int kMaxSpillBytes = 128;
+
+}  // namespace
+
+std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
+                                       const CompiledInfo& info, const ModelCoefficients& k) {
+  if (!info.ok() || info.spill_bytes > kMaxSpillBytes) return std::nullopt;
+  try {
+    return predict(p, d, c, k, info.registers > 0 ? info.registers : -1).time_s;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
+                                        const std::vector<KernelConfig>& configs,
+                                        const std::vector<CompiledInfo>& compiled,
+                                        const ModelCoefficients& k) {
+  if (compiled.size() != configs.size())
+    throw std::logic_error("rank_compiled: " + std::to_string(compiled.size()) +
+                           " compiler results for " + std::to_string(configs.size()) +
+                           " configurations");
+  std::vector<std::pair<double, size_t>> order;
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (const auto t = predict_compiled(p, d, configs[i], compiled[i], k))
+      order.emplace_back(*t, i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<KernelConfig> out;
+  for (const auto& [t, i] : order) out.push_back(configs[i]);
+  return out;
+}
+
+}  // namespace gemmtune
