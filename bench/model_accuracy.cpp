@@ -99,25 +99,25 @@ void print_fold(const FoldQuality& f, int k) {
   std::printf("\n");
 }
 
-// Where the problems were recorded on several GPUs: the pooled rows of each GPU's problems (keys
-// "SPEC:problem").
+// A report's problems by the GPU they were recorded on (keys "SPEC:problem"; "" without a
+// spec), each group summarized.
+std::map<std::string, QualityReport> by_gpu(const QualityReport& report) {
+  std::map<std::string, QualityReport> out;
+  for (const auto& q : report.problems) {
+    const auto colon = q.problem.find(':');
+    out[colon == std::string::npos ? "" : q.problem.substr(0, colon)].problems.push_back(q);
+  }
+  for (auto& [gpu, part] : out) summarize(part);
+  return out;
+}
+
+// Where the problems were recorded on several GPUs: the pooled rows of each GPU's problems.
 void print_by_gpu(const ProblemCrossValidation& cv) {
-  std::map<std::string, std::pair<QualityReport, QualityReport>> by_gpu;
-  auto add = [&](const QualityReport& from, bool calibrated) {
-    for (const auto& q : from.problems) {
-      const auto colon = q.problem.find(':');
-      auto& [u, c] = by_gpu[colon == std::string::npos ? "" : q.problem.substr(0, colon)];
-      (calibrated ? c : u).problems.push_back(q);
-    }
-  };
-  add(cv.uncalibrated, false);
-  add(cv.calibrated, true);
-  if (by_gpu.size() < 2) return;
-  for (auto& [gpu, reports] : by_gpu) {
-    summarize(reports.first);
-    summarize(reports.second);
-    print_summary_row(gpu, "uncalibrated", reports.first);
-    print_summary_row(gpu, "calibrated", reports.second);
+  auto uncalibrated = by_gpu(cv.uncalibrated), calibrated = by_gpu(cv.calibrated);
+  if (calibrated.size() < 2) return;
+  for (const auto& [gpu, report] : calibrated) {
+    print_summary_row(gpu, "uncalibrated", uncalibrated[gpu]);
+    print_summary_row(gpu, "calibrated", report);
   }
 }
 
@@ -370,11 +370,9 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
   for (std::size_t v = 0; v < modes.size(); ++v) {
     summarize(pooled[v]);
     print_summary_row("all", "calibrated", pooled[v]);
-    std::map<std::string, QualityReport> by_gpu;
-    for (const auto& q : pooled[v].problems)
-      by_gpu[q.problem.substr(0, q.problem.find(':'))].problems.push_back(q);
-    for (auto& [gpu, report] : by_gpu)
-      if (by_gpu.size() > 1) summarize(report), print_summary_row(gpu, "calibrated", report);
+    const auto gpus = by_gpu(pooled[v]);
+    if (gpus.size() > 1)
+      for (const auto& [gpu, report] : gpus) print_summary_row(gpu, "calibrated", report);
     std::printf("       %s\n", modes[v].name);
   }
 }

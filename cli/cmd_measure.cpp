@@ -97,8 +97,7 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
     for (const auto& c : ranked)
       jobs.push_back({c, chosen_for.precision, chosen_for.op_a, chosen_for.op_b, kind});
     std::vector<CompiledInfo> info;
-    for (const auto& r : compile_many(jobs, d.arch(), &cache))
-      info.push_back(r.ok ? CompiledInfo{r.registers, r.spill_store_bytes} : CompiledInfo{});
+    for (const auto& r : compile_many(jobs, d.arch(), &cache)) info.push_back(r.info());
     std::vector<KernelConfig> reranked = rank_compiled(chosen_for, d, ranked, info, k);
     for (const auto& c : ranked)
       if (std::find(reranked.begin(), reranked.end(), c) == reranked.end()) reranked.push_back(c);

@@ -70,8 +70,7 @@ std::vector<CompiledInfo> GpuEvaluator::compile(const Problem& p,
   std::vector<CompileJob> jobs;
   for (const auto& c : configs) jobs.push_back({c, p.precision, p.op_a, p.op_b});
   std::vector<CompiledInfo> out;
-  for (const auto& r : compile_many(jobs, device_.arch(), &cache_))
-    out.push_back(r.ok ? CompiledInfo{r.registers, r.spill_store_bytes} : CompiledInfo{});
+  for (const auto& r : compile_many(jobs, device_.arch(), &cache_)) out.push_back(r.info());
   return out;
 }
 

@@ -32,6 +32,10 @@ struct CompileResult {
   int static_smem_bytes = 0;
   double seconds = 0;  // compile wall time (0 on a cache hit)
   bool cache_hit = false;
+  // What a ranking needs of it (rank_compiled): registers and spills, or a failure.
+  CompiledInfo info() const {
+    return ok ? CompiledInfo{registers, spill_store_bytes} : CompiledInfo{};
+  }
 };
 
 // Parses ptxas -v output ("Used 40 registers", "8 bytes spill stores", ...) into the result.
