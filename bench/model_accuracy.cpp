@@ -9,6 +9,9 @@
 //   model_accuracy [FILE.csv ...] --registers compare   (fits on either count, ranked by either
 //     and by the estimate with a compiled shortlist re-ranked, on the same folds)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
+//   model_accuracy [FILE.csv ...] --picks DIR [--top 3] [--learned ...]   (each held-out problem's
+//     zero-run picks over the whole space, for the GPU to measure beside its recorded best:
+//     scripts/device-picks)
 //   model_accuracy [FILE.csv ...] --learned depth=6,rounds=150,... [--learned ...]
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
@@ -377,6 +380,64 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
   }
 }
 
+// The whole space's zero-run picks of every held-out problem, each fold's calibration fitted on
+// the other folds (as shipped: on the compiler's registers), the trees once per setting of
+// `learned` (none: the defaults): each setting's first `top` picks, the first being `measure
+// --top 1`'s. DIR/picks.tsv holds one line per problem: fold, the problem's options, its fastest
+// recorded configuration and time, then the picks (columns pick1.. with one setting, S.pick1..
+// for setting S otherwise).
+void write_picks(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
+                 std::uint32_t seed, std::vector<std::string> learned, int top,
+                 const std::string& dir) {
+  if (learned.empty()) learned.push_back("");
+  // Each pick is ranked and timed on one GPU: the recordings must all be of it.
+  for (const auto& s : samples)
+    if (sample_device(s, device).name != device.name)
+      throw InputError("--picks ranks for " + device.name + " (--gpu), but " + sample_key(s) +
+                       " was recorded on " + sample_device(s, device).name);
+  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  std::ofstream out(dir + "/picks.tsv");
+  if (!out) throw InputError("cannot write '" + dir + "/picks.tsv' (does the folder exist?)");
+  out << "fold\tproblem\tbest\tbest_s";
+  for (std::size_t v = 0; v < learned.size(); ++v)
+    for (int i = 1; i <= top; ++i)
+      out << "\t" << (learned.size() > 1 ? std::to_string(v + 1) + "." : "") << "pick" << i;
+  out << "\n";
+  for (std::size_t v = 0; v < learned.size(); ++v)
+    std::printf("setting %zu: %s\n", v + 1,
+                learned[v].empty() ? "the default" : learned[v].c_str());
+  for (int f = 0; f < k; ++f) {
+    std::vector<CalibrationSample> train;
+    std::map<std::string, const CalibrationSample*> fastest;  // each held-out problem's
+    for (const auto& s : samples) {
+      if (folds.at(sample_key(s)) != f) {
+        train.push_back(s);
+        continue;
+      }
+      const CalibrationSample*& best = fastest[sample_key(s)];
+      if (!best || s.time_s < best->time_s) best = &s;
+    }
+    ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
+    base.correction = fit_log_time_correction(device, train, base);
+    std::vector<ModelCoefficients> fitted(learned.size(), base);
+    for (std::size_t v = 0; v < learned.size(); ++v)
+      fitted[v].learned = fit_learned_correction(device, train, base, parse_learned(learned[v]));
+    for (const auto& [key, best] : fastest) {
+      out << f + 1 << "\t" << problem_options(best->problem) << "\t" << best->config.id() << "\t"
+          << best->time_s;
+      for (const ModelCoefficients& c : fitted) {
+        const Ranking r = rank_space(best->problem, device, top, c);
+        for (int i = 0; i < top; ++i)
+          out << "\t"
+              << (i < int(r.top.size()) ? r.top[std::size_t(i)].config.id() : best->config.id());
+      }
+      out << "\n" << std::flush;
+    }
+    std::printf("fold %d/%d: %zu problems picked\n", f + 1, k, fastest.size());
+    std::fflush(stdout);
+  }
+}
+
 // One of a flag's two values; InputError naming the flag and the value otherwise.
 std::string one_of(const std::string& flag, const std::string& value, const char* first,
                    const char* second) {
@@ -416,7 +477,8 @@ int fold_count(const std::string& value, const std::vector<CalibrationSample>& s
 int main(int argc, char** argv) try {
   std::vector<std::string> paths;
   std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path, held_out_path,
-              registers = "compiled";
+              picks_dir, registers = "compiled";
+  int picks_top = 3;
   std::vector<std::string> learned;
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -435,6 +497,10 @@ int main(int argc, char** argv) try {
         registers = one_of(a, registers, "compiled", "estimated");
     } else if (a == "--held-out") {
       held_out_path = argv[++i];
+    } else if (a == "--picks") {
+      picks_dir = argv[++i];
+    } else if (a == "--top") {
+      picks_top = int(parse_count(a, argv[++i], 1, 16));
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--learned") {
@@ -464,7 +530,9 @@ int main(int argc, char** argv) try {
   // ranked by the estimate with its first kCompiledShortlist ranked again by the compiler's.
   const int shortlist = registers == "shortlist" ? kCompiledShortlist : 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!dump_path.empty()) {
+  if (!picks_dir.empty()) {
+    write_picks(device, samples, fold_count(folds, samples), seed, learned, picks_top, picks_dir);
+  } else if (!dump_path.empty()) {
     dump(device, samples, calibration, dump_path);
   } else if (!calibration.empty()) {
     with_calibration(device, samples, calibration, shortlist);

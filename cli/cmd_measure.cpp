@@ -34,6 +34,7 @@ struct MeasureArgs {
   std::string batch_kind = "strided", sizes_file;
   std::int64_t min_size = 1;
   unsigned seed = 1;
+  bool keep = false;  // store each measured attempt in db, as tune would
 };
 
 // "m n k [lda ldb ldc]" per line; blank lines and '#' comments skipped.
@@ -194,7 +195,11 @@ void run(const MeasureArgs& a) {
     throw InputError("--compiled-shortlist = " + std::to_string(a.shortlist) +
                      " must be 0 (none) to 4096");
   const BatchKind kind = parse_batch_kind(a.batch_kind);
-  if (kind != BatchKind::Strided) return run_batched(a, kind);
+  if (kind != BatchKind::Strided) {
+    if (a.keep)
+      throw InputError("--keep stores strided batches only, not --batch-kind " + a.batch_kind);
+    return run_batched(a, kind);
+  }
   if (!a.sizes_file.empty()) throw InputError("--sizes needs --batch-kind variable");
   const Problem p = a.problem.problem();
   const Format format = parse_format(a.format);
@@ -211,15 +216,19 @@ void run(const MeasureArgs& a) {
   TimingOptions timing;
   timing.repetitions = a.repetitions;
   const Measurement ref = gpu.measure_cublas(p, timing);
-  // Kept for reports in a store that exists already (measure creates none).
-  if (ref.status == Status::Ok && std::filesystem::exists(a.db)) {
-    Database db(a.db);
-    db.save_device(d);
-    db.add_reference({d.name, p, "cublas", ref.median_s, ref.gflops, ""});
+  // Kept for reports in a store that exists already (measure creates none, unless --keep).
+  std::unique_ptr<Database> db;
+  if (a.keep || std::filesystem::exists(a.db)) {
+    db = std::make_unique<Database>(a.db);
+    db->save_device(d);
+    if (ref.status == Status::Ok)
+      db->add_reference({d.name, p, "cublas", ref.median_s, ref.gflops, ""});
   }
+  const TuningRun run("measure");
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < configs.size(); ++i) {
     const Measurement m = gpu.measure(p, configs[i], compiled[i], timing);
+    if (a.keep) db->add(run.attempt(evaluation_of(configs[i], compiled[i], m), p, d));
     const Prediction pred = predict(p, d, configs[i], calibration.coefficients,
                                     compiled[i].ok ? compiled[i].registers : -1);
     rows.push_back({{"config", configs[i].id()},
@@ -290,6 +299,9 @@ void register_measure(CLI::App& app) {
   cmd->add_option("--db", args->db,
                   "the store holding calibrations; cuBLAS's time is added to it if it exists")
       ->capture_default_str();
+  cmd->add_flag("--keep", args->keep,
+                "store every measured attempt in --db (created if missing), so that what was "
+                "measured can calibrate the model");
   cmd->add_option("--batch-kind", args->batch_kind,
                   "strided, pointer (arrays of pointers, one shape) or variable (sizes per "
                   "matrix, the problem's M, N, K the largest)")

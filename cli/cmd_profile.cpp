@@ -94,15 +94,7 @@ void run(const ProfileArgs& a) {
   // Stored with the attempt, so `show` and exports carry the hardware's view.
   nlohmann::json counter_json = nlohmann::json::object();
   for (const auto& [name, value] : counters) counter_json[name] = value;
-  Evaluation e;
-  e.config = config;
-  e.time_s = m.median_s;
-  e.min_s = m.min_s;
-  e.max_s = m.max_s;
-  e.repetitions = m.repetitions;
-  e.rel_error = m.rel_error;
-  e.registers = compiled.registers;
-  e.spill_bytes = compiled.spill_store_bytes + compiled.spill_load_bytes;
+  Evaluation e = evaluation_of(config, compiled, m);
   e.energy_j = joules;
   if (!counters.empty()) e.counters_json = counter_json.dump();
   Database db(a.db);

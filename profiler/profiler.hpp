@@ -107,6 +107,11 @@ struct Measurement {
   double rel_error = 0;  // ||C - C_cublas||_F / ||C_cublas||_F
 };
 
+// What one measurement of a compiled configuration gave, as a store keeps it (no energy or
+// counters: the caller adds those it took).
+Evaluation evaluation_of(const KernelConfig& config, const CompileResult& compiled,
+                         const Measurement& m);
+
 // Relative-error threshold per precision for agreement with cuBLAS.
 double verify_tolerance(Precision p);
 

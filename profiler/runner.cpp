@@ -33,6 +33,22 @@ const char* to_string(Status s) {
   return "?";
 }
 
+Evaluation evaluation_of(const KernelConfig& config, const CompileResult& compiled,
+                         const Measurement& m) {
+  Evaluation e;
+  e.config = config;
+  e.status = to_string(m.status);
+  e.error = m.error;
+  e.time_s = m.median_s;
+  e.min_s = m.min_s;
+  e.max_s = m.max_s;
+  e.repetitions = m.repetitions;
+  e.rel_error = m.rel_error;
+  e.registers = compiled.registers;
+  e.spill_bytes = compiled.spill_store_bytes + compiled.spill_load_bytes;
+  return e;
+}
+
 double verify_tolerance(Precision p) {
   return is_double(p) ? 1e-11 : 5e-5;
 }

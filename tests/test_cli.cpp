@@ -119,6 +119,7 @@ TEST_CASE("cli: bad input gets one line and a non-zero exit", "[cli]") {
       {"source --config BM64_BN64_BK8_DX4_DY4_DXA16_DXB8", "warp_multiple"},
       {"source --config BM64_ZZ1", "unknown configuration id key 'ZZ'"},
       {"measure -p s -m 8 -n 8 -k 8 --compiled-shortlist -1", "--compiled-shortlist"},
+      {"measure -p s -m 8 -n 8 -k 8 --batch-kind pointer --keep", "--keep stores strided"},
   };
   for (const Case& c : cases) {
     const Run r = run(c.args);

@@ -2,12 +2,14 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kernels/kernels.hpp"
@@ -667,4 +669,43 @@ TEST_CASE("gpu: gemmtune::gemm from a bundle: no store, no compile, the right re
   }
   set_dispatch_bundle("");
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gpu: measure --keep stores what it measured, as tune stores attempts", "[gpu]") {
+  // The command beside this test binary, as built and carried together.
+  const auto cli = std::filesystem::canonical("/proc/self/exe").parent_path() / "gemmtune";
+  REQUIRE(std::filesystem::exists(cli));
+  const auto store = std::filesystem::temp_directory_path() / "gemmtune_gpu_measure_keep.db";
+  std::filesystem::remove(store);
+  const std::string cmd = cli.string() + " measure -p d -m 200 -n 136 -k 72 --top 2 -r 5 --keep" +
+                          " --format json --db " + store.string() + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::string out;
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  INFO(out);
+  REQUIRE(pclose(pipe) == 0);
+  const Database db(store.string());
+  const std::string device = query_local_device().name;
+  REQUIRE(db.problems(device).size() == 1);
+  const std::vector<Attempt> kept = db.attempts(device, db.problems(device).front());
+  REQUIRE(kept.size() == 2);
+  const nlohmann::json printed = nlohmann::json::parse(out);
+  REQUIRE(printed["results"].size() == 2);
+  for (const Attempt& a : kept) {
+    CHECK(a.status == "ok");
+    CHECK(a.strategy == "measure");
+    CHECK(a.registers > 0);
+    CHECK(a.median_s > 0);
+    CHECK(a.rel_error < verify_tolerance(Precision::D));
+    // The printed row of the same configuration holds the stored time and registers.
+    const auto row = std::find_if(printed["results"].begin(), printed["results"].end(),
+                                  [&](const auto& r) { return r["config"] == a.config.id(); });
+    REQUIRE(row != printed["results"].end());
+    CHECK((*row)["measured_us"].get<double>() == Approx(a.median_s * 1e6).epsilon(1e-6));
+    CHECK((*row)["registers"].get<int>() == a.registers);
+  }
+  CHECK(db.best(device, db.problems(device).front()).has_value());
+  std::filesystem::remove(store);
 }
