@@ -375,4 +375,19 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
   CHECK(after.median_top5_fraction >= 0.95);
   CHECK(after.median_pick_fraction > before.median_pick_fraction);
   CHECK(after.p10_pick_fraction > before.p10_pick_fraction);
+
+  // Seed 1's problems 89-115 and the measured zero-run picks of every held-out problem
+  // (h100_model_picks_held_out: the picks of fold calibrations that never saw them), also in no
+  // shipped fit: the 41 problems a refit must not lose.
+  auto wider = every_nth("h100_random_seed1_89-115.csv.gz", 1);
+  const auto picks = every_nth("h100_model_picks_held_out.csv.gz", 1);
+  wider.insert(wider.end(), picks.begin(), picks.end());
+  for (auto& s : wider) s.registers = -1;
+  const QualityReport wide =
+      rank_quality(d, wider, coefficients_from_json(shipped->json, "shipped"));
+  WARN("41 unseen problems with their measured picks: pick median "
+       << wide.median_pick_fraction << ", p10 " << wide.p10_pick_fraction);
+  REQUIRE(wide.problems.size() == 41);
+  CHECK(wide.median_pick_fraction >= 0.93);
+  CHECK(wide.p10_pick_fraction >= 0.84);
 }
