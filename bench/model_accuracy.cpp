@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -35,13 +36,20 @@ using namespace gemmtune;
 
 namespace {
 
-std::vector<CalibrationSample> load(const std::string& path) {
-  CsvImportReport report;
-  auto samples = calibration_samples(read_attempts_csv(read_text_file(path, "recording"), report));
-  if (!report.rejected.empty())
-    std::fprintf(stderr, "%zu unreadable rows left out (first: %s)\n", report.rejected.size(),
-                 report.rejected.front().c_str());
-  return samples;
+// Every recording's attempts together, so that a configuration measured in two files (a
+// recording and the model's measured picks) is one sample at the median of its times.
+std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
+  std::vector<Attempt> attempts;
+  for (const auto& path : paths) {
+    CsvImportReport report;
+    auto part = read_attempts_csv(read_text_file(path, "recording"), report);
+    if (!report.rejected.empty())
+      std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
+                   report.rejected.size(), report.rejected.front().c_str());
+    attempts.insert(attempts.end(), std::make_move_iterator(part.begin()),
+                    std::make_move_iterator(part.end()));
+  }
+  return calibration_samples(attempts);
 }
 
 void print(const char* title, const QualityReport& before, const QualityReport& after) {
@@ -288,6 +296,19 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
   return o;
 }
 
+// One fold's calibration for each setting of the learned correction: the coefficients and the
+// linear correction fitted once on `train`, then each setting's trees on top of them.
+std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
+                                                 const std::vector<CalibrationSample>& train,
+                                                 const std::vector<std::string>& specs) {
+  ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
+  base.correction = fit_log_time_correction(device, train, base);
+  std::vector<ModelCoefficients> fitted(specs.size(), base);
+  for (std::size_t v = 0; v < specs.size(); ++v)
+    fitted[v].learned = fit_learned_correction(device, train, base, parse_learned(specs[v]));
+  return fitted;
+}
+
 // The learned correction's settings compared on the same folds: each fold's coefficients and
 // linear correction are fitted once, then the trees of every setting on top of them.
 void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
@@ -304,11 +325,9 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
   for (int f = 0; f < k; ++f) {
     std::vector<CalibrationSample> train, held;
     for (const auto& s : samples) (folds.at(sample_key(s)) == f ? held : train).push_back(s);
-    ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
-    base.correction = fit_log_time_correction(device, train, base);
+    const std::vector<ModelCoefficients> settings = fit_fold_settings(device, train, specs);
     for (std::size_t v = 0; v < specs.size(); ++v) {
-      ModelCoefficients fitted = base;
-      fitted.learned = fit_learned_correction(device, train, base, parse_learned(specs[v]));
+      const ModelCoefficients& fitted = settings[v];
       const QualityReport q = rank_quality(device, held, fitted);
       if (held_out.is_open())
         for (const auto& s : held) {
@@ -381,7 +400,8 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
 }
 
 // The whole space's zero-run picks of every held-out problem, each fold's calibration fitted on
-// the other folds (as shipped: on the compiler's registers), the trees once per setting of
+// the other folds (on the compiler's registers, as shipped, unless --registers estimated), ranked
+// by the estimate as predict ranks; the trees once per setting of
 // `learned` (none: the defaults): each setting's first `top` picks, the first being `measure
 // --top 1`'s. DIR/picks.tsv holds one line per problem: fold, the problem's options, its fastest
 // recorded configuration and time, then the picks (columns pick1.. with one setting, S.pick1..
@@ -417,19 +437,16 @@ void write_picks(const DeviceSpec& device, const std::vector<CalibrationSample>&
       const CalibrationSample*& best = fastest[sample_key(s)];
       if (!best || s.time_s < best->time_s) best = &s;
     }
-    ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
-    base.correction = fit_log_time_correction(device, train, base);
-    std::vector<ModelCoefficients> fitted(learned.size(), base);
-    for (std::size_t v = 0; v < learned.size(); ++v)
-      fitted[v].learned = fit_learned_correction(device, train, base, parse_learned(learned[v]));
+    const std::vector<ModelCoefficients> fitted = fit_fold_settings(device, train, learned);
     for (const auto& [key, best] : fastest) {
       out << f + 1 << "\t" << problem_options(best->problem) << "\t" << best->config.id() << "\t"
           << best->time_s;
       for (const ModelCoefficients& c : fitted) {
         const Ranking r = rank_space(best->problem, device, top, c);
-        for (int i = 0; i < top; ++i)
-          out << "\t"
-              << (i < int(r.top.size()) ? r.top[std::size_t(i)].config.id() : best->config.id());
+        if (int(r.top.size()) < top)
+          throw InputError("--top " + std::to_string(top) + ": the space of " + key + " holds " +
+                           std::to_string(r.top.size()) + " configurations");
+        for (const Ranked& pick : r.top) out << "\t" << pick.config.id();
       }
       out << "\n" << std::flush;
     }
@@ -479,6 +496,7 @@ int main(int argc, char** argv) try {
   std::string gpu = "H100-SXM", by = "problem", folds = "5", calibration, dump_path, held_out_path,
               picks_dir, registers = "compiled";
   int picks_top = 3;
+  bool picks_top_given = false;
   std::vector<std::string> learned;
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -501,6 +519,7 @@ int main(int argc, char** argv) try {
       picks_dir = argv[++i];
     } else if (a == "--top") {
       picks_top = int(parse_count(a, argv[++i], 1, 16));
+      picks_top_given = true;
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--learned") {
@@ -515,13 +534,16 @@ int main(int argc, char** argv) try {
       paths.push_back(a);
     }
   }
+  if (picks_top_given && picks_dir.empty()) throw InputError("--top applies to --picks only");
+  if (!picks_dir.empty() &&
+      (!dump_path.empty() || !calibration.empty() || !held_out_path.empty() || by != "problem" ||
+       (registers != "compiled" && registers != "estimated")))
+    throw InputError(
+        "--picks takes the recordings, --gpu, --folds, --seed, --top, --learned and "
+        "--registers compiled|estimated only");
   if (paths.empty()) paths.push_back(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
   const DeviceSpec device = find_builtin_device(gpu);
-  std::vector<CalibrationSample> samples;
-  for (const auto& path : paths) {
-    const auto part = load(path);
-    samples.insert(samples.end(), part.begin(), part.end());
-  }
+  std::vector<CalibrationSample> samples = load(paths);
 
   // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
   if (registers == "estimated")

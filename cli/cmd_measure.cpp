@@ -224,11 +224,11 @@ void run(const MeasureArgs& a) {
     if (ref.status == Status::Ok)
       db->add_reference({d.name, p, "cublas", ref.median_s, ref.gflops, ""});
   }
-  const TuningRun run("measure");
+  const TuningRun kept_run("measure");
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < configs.size(); ++i) {
     const Measurement m = gpu.measure(p, configs[i], compiled[i], timing);
-    if (a.keep) db->add(run.attempt(evaluation_of(configs[i], compiled[i], m), p, d));
+    if (a.keep) db->add(kept_run.attempt(evaluation_of(configs[i], compiled[i], m), p, d));
     const Prediction pred = predict(p, d, configs[i], calibration.coefficients,
                                     compiled[i].ok ? compiled[i].registers : -1);
     rows.push_back({{"config", configs[i].id()},
@@ -297,7 +297,8 @@ void register_measure(CLI::App& app) {
   add_format_option(*cmd, args->format);
   add_calibration_option(*cmd, args->calibration);
   cmd->add_option("--db", args->db,
-                  "the store holding calibrations; cuBLAS's time is added to it if it exists")
+                  "the store holding calibrations; cuBLAS's time is added to it if it exists "
+                  "(--keep creates it and adds every attempt)")
       ->capture_default_str();
   cmd->add_flag("--keep", args->keep,
                 "store every measured attempt in --db (created if missing), so that what was "

@@ -376,12 +376,19 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
   CHECK(after.median_pick_fraction > before.median_pick_fraction);
   CHECK(after.p10_pick_fraction > before.p10_pick_fraction);
 
-  // Seed 1's problems 89-115 and the measured zero-run picks of every held-out problem
-  // (h100_model_picks_held_out: the picks of fold calibrations that never saw them), also in no
-  // shipped fit: the 41 problems a refit must not lose.
-  auto wider = every_nth("h100_random_seed1_89-115.csv.gz", 1);
-  const auto picks = every_nth("h100_model_picks_held_out.csv.gz", 1);
-  wider.insert(wider.end(), picks.begin(), picks.end());
+  // With seed 1's problems 89-115 and the measured zero-run picks of all 41 (the picks of fold
+  // calibrations that never saw them), also in no shipped fit: the problems a refit must not
+  // lose. One sample per configuration, at the median of its times in every file.
+  std::vector<Attempt> attempts;
+  for (const char* file : {"h100_random_seed2.csv.gz", "h100_random_seed1_89-115.csv.gz",
+                           "h100_model_picks_held_out.csv.gz"}) {
+    CsvImportReport report;
+    auto part = read_attempts_csv(
+        read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report);
+    REQUIRE(report.rejected.empty());
+    attempts.insert(attempts.end(), part.begin(), part.end());
+  }
+  auto wider = calibration_samples(attempts);
   for (auto& s : wider) s.registers = -1;
   const QualityReport wide =
       rank_quality(d, wider, coefficients_from_json(shipped->json, "shipped"));
@@ -389,5 +396,5 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
        << wide.median_pick_fraction << ", p10 " << wide.p10_pick_fraction);
   REQUIRE(wide.problems.size() == 41);
   CHECK(wide.median_pick_fraction >= 0.93);
-  CHECK(wide.p10_pick_fraction >= 0.84);
+  CHECK(wide.p10_pick_fraction >= 0.82);
 }
