@@ -85,7 +85,11 @@ struct RegisterModel {
 };
 const RegisterModel& default_register_model();
 std::array<double, 6> register_features(const KernelConfig& c, Precision p);
+// The linear model's value before rounding and clamping: it may exceed the cap (a likely spill).
+double raw_register_estimate(const KernelConfig& c, Precision p, const RegisterModel& model);
 int estimate_registers(const KernelConfig& c, Precision p, const RegisterModel& model);
+// Registers per thread ptxas may use under __launch_bounds__(threads).
+int register_cap(int threads);
 
 struct RegisterSample {
   KernelConfig config;

@@ -56,12 +56,12 @@ double wavefronts(int lanes, int words_per_elem, ElementIndexOfLane&& element_of
   return worst;
 }
 
+}  // namespace
+
 int register_cap(int threads) {
   // __launch_bounds__(threads) lets ptxas use at most the register file split among them.
   return std::min(255, (65536 / std::max(threads, 1)) & ~7);
 }
-
-}  // namespace
 
 std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
   return std::int64_t(c.stages) * (tile_a_elems(c) + tile_b_elems(c)) * element_bytes(p);
@@ -213,11 +213,15 @@ const RegisterModel& default_register_model() {
   return model;
 }
 
-int estimate_registers(const KernelConfig& c, Precision p, const RegisterModel& model) {
+double raw_register_estimate(const KernelConfig& c, Precision p, const RegisterModel& model) {
   const auto f = register_features(c, p);
   double r = 0;
   for (size_t i = 0; i < f.size(); ++i) r += model.coef[i] * f[i];
-  const int regs = int(std::ceil(r));
+  return r;
+}
+
+int estimate_registers(const KernelConfig& c, Precision p, const RegisterModel& model) {
+  const int regs = int(std::ceil(raw_register_estimate(c, p, model)));
   return std::clamp(regs, 16, register_cap(c.threads()));
 }
 

@@ -105,16 +105,11 @@ int register_limit(const KernelConfig& c, const DeviceSpec& d) {
 }
 
 double raw_register_estimate(const KernelConfig& c, Precision p) {
-  const auto f = register_features(c, p);
-  const auto& m = default_register_model();
-  double r = 0;
-  for (size_t i = 0; i < f.size(); ++i) r += m.coef[i] * f[i];
-  return r;
+  return gemmtune::raw_register_estimate(c, p, default_register_model());
 }
 
 int clamp_registers(double raw, const KernelConfig& c) {
-  return std::clamp(int(std::ceil(raw)), 16,
-                    std::min(255, (65536 / std::max(c.threads(), 1)) & ~7));
+  return std::clamp(int(std::ceil(raw)), 16, register_cap(c.threads()));
 }
 
 double fmas_per_load(const KernelConfig& c) {
