@@ -20,7 +20,10 @@ struct CalibrateArgs {
   std::string device;               // with no inputs: only this recorded device
   GpuOption gpu;
   std::string output;  // JSON file
-  double seconds = 50;
+  // Evaluations stop the fit, as they stop cross-validation's folds, so that the same data gives
+  // the same calibration on any machine; the time limit only guards against a huge store.
+  int evaluations = 600;
+  double seconds = 900;
   bool dry_run = false;
 };
 
@@ -42,6 +45,10 @@ void print_quality(const QualityReport& before, const QualityReport& after) {
 }
 
 void run(const CalibrateArgs& a) {
+  if (a.evaluations < 1)
+    throw InputError("--evaluations = " + std::to_string(a.evaluations) + " must be >= 1");
+  if (!(a.seconds > 0))
+    throw InputError("--seconds = " + std::to_string(a.seconds) + " must be > 0");
   const DeviceSpec device = a.gpu.device();
   std::vector<Attempt> attempts;
   if (a.inputs.empty()) {
@@ -83,7 +90,13 @@ void run(const CalibrateArgs& a) {
   const ModelCoefficients start = stored_coefficients(a.db, device.name, "none");
   CalibrationOptions options;
   options.max_seconds = a.seconds;
+  options.max_evaluations = a.evaluations;
   const CalibrationResult r = calibrate(device, samples, start, options);
+  if (r.stopped_by_clock)
+    std::fprintf(stderr,
+                 "warning: the fit stopped at the time limit (--seconds %g) after %d of %d "
+                 "evaluations: a rerun on the same data may differ; raise --seconds\n",
+                 a.seconds, r.evaluations, a.evaluations);
   std::printf(
       "calibrated %s on %zu measurements: loss %.4f -> %.4f (coefficients, %d evaluations) -> "
       "%.4f (with the log-time correction), %.1f s\n",
@@ -123,7 +136,11 @@ void register_calibrate(CLI::App& app) {
   cmd->add_option("--device", a->device, "with the store: only attempts on this device");
   add_gpu_option(*cmd, a->gpu);
   cmd->add_option("--output,-o", a->output, "also write the coefficients to this JSON file");
-  cmd->add_option("--seconds", a->seconds, "optimizer time limit")->capture_default_str();
+  cmd->add_option("--evaluations", a->evaluations,
+                  "optimizer evaluations of the loss (the same data, the same calibration)")
+      ->capture_default_str();
+  cmd->add_option("--seconds", a->seconds, "optimizer time limit (a guard; see --evaluations)")
+      ->capture_default_str();
   cmd->add_flag("--dry-run", a->dry_run, "print, but do not store the calibration");
   cmd->callback([a] { run(*a); });
 }

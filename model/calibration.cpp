@@ -123,15 +123,19 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
     const double before = best;
     const double left =
         std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0 || objective.evaluations >= options.max_evaluations) break;
+    if (left <= 0) {
+      r.stopped_by_clock = true;
+      break;
+    }
+    if (objective.evaluations >= options.max_evaluations) break;
     opt.set_maxtime(left);
     opt.set_maxeval(options.max_evaluations - objective.evaluations);
     try {
-      opt.optimize(x, best);
+      r.stopped_by_clock = opt.optimize(x, best) == nlopt::MAXTIME_REACHED;
     } catch (const nlopt::roundoff_limited&) {
       // x holds the best point found; good enough.
     }
-    if (best > before * 0.999) break;
+    if (r.stopped_by_clock || best > before * 0.999) break;
   }
   r.coefficients = objective.at(x);
   r.loss_coefficients = log_loss(device, samples, r.coefficients);

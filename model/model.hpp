@@ -371,6 +371,9 @@ struct CalibrationResult {
   double loss_before = 0, loss_coefficients = 0, loss_after = 0;
   int evaluations = 0;
   double seconds = 0;
+  // The optimizer stopped at max_seconds, not at max_evaluations or convergence: the fit then
+  // depends on how fast the machine ran, and a rerun on the same data can differ.
+  bool stopped_by_clock = false;
   std::size_t samples = 0, problems = 0;
   bool correction_refitted = false;  // else the start's correction was kept
 };

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -120,6 +121,8 @@ TEST_CASE("cli: bad input gets one line and a non-zero exit", "[cli]") {
       {"source --config BM64_ZZ1", "unknown configuration id key 'ZZ'"},
       {"measure -p s -m 8 -n 8 -k 8 --compiled-shortlist -1", "--compiled-shortlist"},
       {"measure -p s -m 8 -n 8 -k 8 --batch-kind pointer --keep", "--keep stores strided"},
+      {"calibrate --evaluations 0", "--evaluations = 0 must be >= 1"},
+      {"calibrate --seconds 0", "--seconds = 0.000000 must be > 0"},
   };
   for (const Case& c : cases) {
     const Run r = run(c.args);
@@ -175,6 +178,32 @@ TEST_CASE("cli: calibrate, then tune --recalibrate keeps the calibration the nex
   const Run after = run("predict -p d -m 1024 -n 1024 -k 1024 --top 1 --db " + db);
   CHECK_THAT(after.output, Catch::Contains("calibrated correction x"));
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((db + suffix).c_str());
+}
+
+TEST_CASE("cli: calibrate stops at a count of evaluations: the same data, the same calibration",
+          "[cli]") {
+  const std::string data = std::string(GEMMTUNE_SOURCE_DIR) + "/tests/data/";
+  std::string json[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = "gemmtune_cli_calibrate_" + std::to_string(i) + ".json";
+    const Run r = run("calibrate -i " + data + "h100_sweeps.csv --evaluations 40 --dry-run -o " +
+                      out + " --db gemmtune_cli_calibrate_none.db");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.output, Catch::Contains("(coefficients, 40 evaluations)"));
+    CHECK_THAT(r.output, !Catch::Contains("the time limit"));
+    std::ifstream f(out);
+    json[i].assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    std::remove(out.c_str());
+  }
+  CHECK(json[0].size() > 1000);
+  CHECK(json[0] == json[1]);
+  // A time limit that stops the fit first says so.
+  const Run hurried = run("calibrate -i " + data +
+                          "h100_sweeps.csv --seconds 0.001 --dry-run --db gemmtune_cli_calibrate_"
+                          "none.db");
+  CHECK(hurried.status == 0);
+  CHECK_THAT(hurried.output, Catch::Contains("warning: the fit stopped at the time limit"));
 }
 
 TEST_CASE("cli: predict ranks with the shipped calibration unless told otherwise", "[cli]") {
