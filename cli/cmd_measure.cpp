@@ -198,6 +198,9 @@ void run(const MeasureArgs& a) {
   if (kind != BatchKind::Strided) {
     if (a.keep)
       throw InputError("--keep stores strided batches only, not --batch-kind " + a.batch_kind);
+    if (parse_format(a.format) != Format::Table)
+      throw InputError("--format " + a.format + ": --batch-kind " + a.batch_kind +
+                       " prints a table only");
     return run_batched(a, kind);
   }
   if (!a.sizes_file.empty()) throw InputError("--sizes needs --batch-kind variable");
