@@ -8,9 +8,10 @@
 # --sizes FILE`: every matrix verified against FP64, then timed).
 #   bench/variable_idle_blocks.sh [GEMMTUNE]   (default build/gemmtune)
 set -euo pipefail
+bin=$(realpath "${1:-$(dirname "$0")/../build/gemmtune}")
 cd "$(dirname "$0")/.."
-bin=${1:-build/gemmtune}
 dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
 python3 - "$dir" <<'PY'
 import random, sys
 random.seed(3)
@@ -37,4 +38,3 @@ for largest in 128 512; do
     done
   done
 done
-rm -rf "$dir"

@@ -47,8 +47,11 @@ void print_quality(const QualityReport& before, const QualityReport& after) {
 void run(const CalibrateArgs& a) {
   if (a.evaluations < 1)
     throw InputError("--evaluations = " + std::to_string(a.evaluations) + " must be >= 1");
-  if (!(a.seconds > 0))
-    throw InputError("--seconds = " + std::to_string(a.seconds) + " must be > 0");
+  if (!(a.seconds > 0)) {
+    std::ostringstream seconds;
+    seconds << a.seconds;
+    throw InputError("--seconds = " + seconds.str() + " must be > 0");
+  }
   const DeviceSpec device = a.gpu.device();
   std::vector<Attempt> attempts;
   if (a.inputs.empty()) {

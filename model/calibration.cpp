@@ -121,21 +121,25 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   const auto deadline = t0 + std::chrono::duration<double>(options.max_seconds);
   for (int restart = 0; restart < 8; ++restart) {
     const double before = best;
+    if (objective.evaluations >= options.max_evaluations) break;
     const double left =
         std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       r.stopped_by_clock = true;
       break;
     }
-    if (objective.evaluations >= options.max_evaluations) break;
     opt.set_maxtime(left);
     opt.set_maxeval(options.max_evaluations - objective.evaluations);
+    nlopt::result result = nlopt::SUCCESS;
     try {
-      r.stopped_by_clock = opt.optimize(x, best) == nlopt::MAXTIME_REACHED;
+      result = opt.optimize(x, best);
     } catch (const nlopt::roundoff_limited&) {
       // x holds the best point found; good enough.
     }
-    if (r.stopped_by_clock || best > before * 0.999) break;
+    r.stopped_by_clock = result == nlopt::MAXTIME_REACHED;
+    if (result == nlopt::MAXTIME_REACHED || result == nlopt::MAXEVAL_REACHED ||
+        best > before * 0.999)
+      break;
   }
   r.coefficients = objective.at(x);
   r.loss_coefficients = log_loss(device, samples, r.coefficients);
