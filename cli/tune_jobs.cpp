@@ -78,11 +78,17 @@ void recalibrate(Database& db, const DeviceSpec& d, const TuneArgs& a) {
   const ModelCoefficients start = stored_coefficients(a.db, d.name, a.calibration);
   CalibrationOptions options;
   options.max_seconds = 20;
+  // A tune's refit is held to a short time; `gemmtune calibrate` fits the same data to the end.
   const CalibrationResult c = calibrate(d, samples, start, options);
   db.save_calibration(d.name, coefficients_to_json(c.coefficients));
   std::printf("recalibrated %s on %zu stored measurements: loss %.4f -> %.4f (%.1f s)\n%s\n",
               d.name.c_str(), c.samples, c.loss_before, c.loss_after, c.seconds,
               correction_note(c, options).c_str());
+  if (c.stopped_by_clock)
+    std::printf(
+        "the refit stopped at its %.0f s limit after %d evaluations; `gemmtune calibrate` fits "
+        "the store's measurements to the end\n",
+        options.max_seconds, c.evaluations);
 }
 
 SweepPlan plan_sweep(const TuneArgs& a, const Problem& p, const Evaluator& evaluator,
