@@ -244,6 +244,7 @@ TEST_CASE("store migration: processes opening one old store together each see it
     });
   for (auto& t : openers) t.join();
   for (std::size_t i = 0; i < seen.size(); ++i) {
+    INFO("opener " << i << ": " << errors[i]);  // SQLite's words, should one fail
     CHECK(errors[i].empty());
     CHECK(seen[i] == 2);
   }
