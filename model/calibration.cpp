@@ -137,9 +137,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
       // x holds the best point found; good enough.
     }
     r.stopped_by_clock = result == nlopt::MAXTIME_REACHED;
-    if (result == nlopt::MAXTIME_REACHED || result == nlopt::MAXEVAL_REACHED ||
-        best > before * 0.999)
-      break;
+    if (r.stopped_by_clock || best > before * 0.999) break;
   }
   r.coefficients = objective.at(x);
   r.loss_coefficients = log_loss(device, samples, r.coefficients);

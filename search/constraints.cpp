@@ -104,10 +104,6 @@ int register_limit(const KernelConfig& c, const DeviceSpec& d) {
   return std::min(d.max_regs_per_thread, (d.regs_per_block / std::max(1, c.threads())) & ~7);
 }
 
-double raw_register_estimate(const KernelConfig& c, Precision p) {
-  return gemmtune::raw_register_estimate(c, p, default_register_model());
-}
-
 int clamp_registers(double raw, const KernelConfig& c) {
   return std::clamp(int(std::ceil(raw)), 16, register_cap(c.threads()));
 }
@@ -261,7 +257,7 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                           ", padding divisible by VA and VB, and ST 2..4 (got " + c.id() + ")"
                     : "ST" + std::to_string(c.stages) +
                           ": more than 2 stages needs the cp.async pipeline (AC1)");
-  const double regs = raw_register_estimate(c, p.precision);
+  const double regs = raw_register_estimate(c, p.precision, default_register_model());
   if (regs > register_limit(c, d))
     return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +
                                                " registers per thread exceeds the limit of " +

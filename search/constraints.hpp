@@ -32,7 +32,6 @@ bool warp_tile_fits(const KernelConfig& c, const Problem& p);
 bool main_loop_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
 bool main_loop_layout_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
-double raw_register_estimate(const KernelConfig& c, Precision p);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].
 int clamp_registers(double raw, const KernelConfig& c);
 double fmas_per_load(const KernelConfig& c);

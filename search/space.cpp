@@ -187,10 +187,10 @@ struct Walker {
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
-      return detail::raw_register_estimate(c, ctx.problem.precision);
+      return raw_register_estimate(c, ctx.problem.precision, default_register_model());
     const size_t i = size_t(c.prefetch);
     if (!regs_ready[i]) {
-      regs_raw[i] = detail::raw_register_estimate(c, ctx.problem.precision);
+      regs_raw[i] = raw_register_estimate(c, ctx.problem.precision, default_register_model());
       regs_ready[i] = true;
     }
     return regs_raw[i];
