@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -198,6 +199,21 @@ PredictResult predict(const PredictRequest& a) {
   r.device = device_named(a.gpu);
   r.calibration = calibration_for(a.db, r.device.name, a.calibration);
   r.calibrated = !(r.calibration.coefficients == ModelCoefficients{});
+  if (!a.configs.empty()) {
+    if (a.shortlist) throw InputError("--config and --shortlist do not go together");
+    const auto start = std::chrono::steady_clock::now();
+    for (const auto& id : a.configs) {
+      const KernelConfig c = KernelConfig::parse(id);
+      if (auto v = check_hard(r.problem, r.device, c))
+        throw InputError("configuration " + c.id() + " breaks " + v->message);
+      r.ranking.top.push_back(
+          {c, gemmtune::predict(r.problem, r.device, c, r.calibration.coefficients)});
+    }
+    r.ranking.evaluated = std::int64_t(r.ranking.top.size());
+    r.ranking.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  }
   // The shortlist draws from as deep a ranking as tune's does.
   const int depth = a.shortlist ? std::max(2048, a.top * 32) : a.top;
   r.ranking = rank_space(r.problem, r.device, depth, r.calibration.coefficients,

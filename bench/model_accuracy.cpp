@@ -182,13 +182,13 @@ void dump(const DeviceSpec& device, const std::vector<CalibrationSample>& sample
         << p.beta.re;
     for (int v : config_csv_values(s.config)) out << "," << v;
     out << "," << r.registers << ","
-        << estimate_registers(s.config, p.precision, default_register_model()) << "," << s.time_s
-        << "," << r.time_s << "," << c.time_s << "," << r.t_compute << "," << r.t_smem << ","
-        << r.t_issue << "," << r.t_l2 << "," << r.t_dram << "," << r.t_latency << "," << r.t_launch
-        << "," << r.t_store << "," << r.t_split_pass << "," << r.tiles << "," << r.wave_efficiency
-        << "," << r.occ.fraction << "," << r.occ.blocks_per_sm << "," << r.fma_count << ","
-        << r.dram_bytes << "," << r.l2_bytes << "," << r.smem_wavefronts << ","
-        << to_string(r.limit) << "\n";
+        << estimate_registers(s.config, p.precision, default_register_model(p.precision)) << ","
+        << s.time_s << "," << r.time_s << "," << c.time_s << "," << r.t_compute << "," << r.t_smem
+        << "," << r.t_issue << "," << r.t_l2 << "," << r.t_dram << "," << r.t_latency << ","
+        << r.t_launch << "," << r.t_store << "," << r.t_split_pass << "," << r.tiles << ","
+        << r.wave_efficiency << "," << r.occ.fraction << "," << r.occ.blocks_per_sm << ","
+        << r.fma_count << "," << r.dram_bytes << "," << r.l2_bytes << "," << r.smem_wavefronts
+        << "," << to_string(r.limit) << "\n";
   }
 }
 

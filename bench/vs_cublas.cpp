@@ -82,6 +82,12 @@ cudaDataType_t cuda_type(Precision p) {
       return CUDA_R_64F;
     case Precision::C:
       return CUDA_C_32F;
+    case Precision::H:
+      return CUDA_R_16F;
+    case Precision::B:
+      return CUDA_R_16BF;
+    case Precision::T:
+      return CUDA_R_32F;
     case Precision::Z:
       break;
   }

@@ -50,7 +50,8 @@ void run(const CompileArgs& a) {
   int failures = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto& r = results[i];
-    const int est = estimate_registers(jobs[i].config, p.precision, default_register_model());
+    const int est =
+        estimate_registers(jobs[i].config, p.precision, default_register_model(p.precision));
     if (!r.ok) ++failures;
     std::printf("%-86s %6d %6d %6d %7d %8.2f %s\n", jobs[i].config.id().c_str(), r.registers, est,
                 r.spill_store_bytes + r.spill_load_bytes, r.stack_bytes, r.seconds,

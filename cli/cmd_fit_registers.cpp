@@ -20,6 +20,7 @@ struct FitArgs {
   unsigned seed = 1;
   std::string cache = CompileCache::default_directory();
   std::string csv;
+  std::string precisions = "sdcz";
 };
 
 void run(const FitArgs& a) {
@@ -27,9 +28,16 @@ void run(const FitArgs& a) {
   const std::string arch = a.arch.empty() ? device.arch() : a.arch;
   std::mt19937 rng(a.seed);
   std::vector<CompileJob> jobs;
-  const Precision precisions[] = {Precision::S, Precision::D, Precision::C, Precision::Z};
+  // One estimator per kind of kernel (default_register_model): S, D, C, Z or H, B, T, not both.
+  std::vector<Precision> precisions;
+  for (char letter : a.precisions) precisions.push_back(parse_precision(std::string(1, letter)));
+  if (precisions.empty()) throw InputError("--precisions is empty: give sdcz, hbt or some of them");
+  for (Precision pr : precisions)
+    if (is_reduced(pr) != is_reduced(precisions.front()))
+      throw InputError("--precisions '" + a.precisions +
+                       "' mixes s, d, c, z with h, b, t: each kind has its own estimator");
   const Op ops[] = {Op::N, Op::T};
-  const int per_shape = std::max(1, a.samples / 16);
+  const int per_shape = std::max(1, a.samples / int(4 * precisions.size()));
   for (Precision pr : precisions)
     for (Op oa : ops)
       for (Op ob : ops) {
@@ -91,6 +99,9 @@ void register_fit_registers(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "random seed")->capture_default_str();
   cmd->add_option("--cache", args->cache, "cubin cache directory")->capture_default_str();
   cmd->add_option("--csv", args->csv, "write every compiled sample here");
+  cmd->add_option("--precisions", args->precisions,
+                  "the precisions to sample, as letters: some of sdcz, or of hbt")
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

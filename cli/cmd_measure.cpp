@@ -172,7 +172,7 @@ void run_batched(const MeasureArgs& a, BatchKind kind) {
       kernel.launch_batched(call, data.arrays(), nullptr);
       const std::vector<double> errors = data.errors();
       for (double e : errors) error = std::isnan(e) ? e : std::max(error, e);
-      if (!(error <= verify_tolerance(p.precision))) {
+      if (!(error <= verify_tolerance(p.precision, p.k))) {
         status = "wrong";
       } else {
         const Measurement m =

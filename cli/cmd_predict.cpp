@@ -64,6 +64,8 @@ void register_predict(CLI::App& app) {
   add_problem_options(*cmd, q.problem);
   add_gpu_option(*cmd, q.gpu);
   cmd->add_option("--top,-t", q.top, "how many configurations to print")->capture_default_str();
+  cmd->add_option("--config,-c", q.configs,
+                  "predict these configuration ids (in this order) instead of ranking the space");
   add_format_option(*cmd, args->format);
   add_domain_option(*cmd, q.domain);
   add_calibration_option(*cmd, q.calibration);

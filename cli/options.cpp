@@ -13,7 +13,9 @@
 namespace gemmtune::cli {
 
 void add_problem_options(CLI::App& app, ProblemOptions& o, bool sizes_required) {
-  app.add_option("--precision,-p", o.precision, "s, d, c or z")->capture_default_str();
+  app.add_option("--precision,-p", o.precision,
+                 "s, d, c or z; h, b or t (FP16, BF16 or TF32 inputs on tensor cores, FP32 C)")
+      ->capture_default_str();
   app.add_option("--opa", o.op_a, "op(A): n, t or c")->capture_default_str();
   app.add_option("--opb", o.op_b, "op(B): n, t or c")->capture_default_str();
   auto* m = app.add_option("--m,-m", o.m, "rows of C");

@@ -22,17 +22,23 @@ struct InputError : std::runtime_error {
 
 // ---------------------------------------------------------------- problem
 
-enum class Precision : std::uint8_t { S, D, C, Z };
+// S, D, C, Z: BLAS's. H, B, T: FP16, BF16 and TF32 (FP32 storage, rounded to TF32) inputs on
+// tensor cores, FP32 accumulation, FP32 C, alpha and beta.
+enum class Precision : std::uint8_t { S, D, C, Z, H, B, T };
 enum class Op : std::uint8_t { N, T, C };  // C = conjugate transpose (complex only)
 
 char to_char(Precision p);
 char to_char(Op op);
 Precision parse_precision(std::string_view text);
 Op parse_op(std::string_view text);
-int element_bytes(Precision p);  // bytes of one element (complex counts both parts)
-int real_bytes(Precision p);     // bytes of one real component
+int element_bytes(Precision p);    // bytes of one element of A or B (complex counts both parts)
+int c_element_bytes(Precision p);  // bytes of one element of C (and of alpha and beta)
+int real_bytes(Precision p);       // bytes of one real component of C
 bool is_complex(Precision p);
 bool is_double(Precision p);
+// H, B, T: inputs for tensor cores only, accumulated and stored in FP32.
+bool is_reduced(Precision p);
+
 // Real fused multiply-adds per complex or real multiply-add of the GEMM.
 int fmas_per_madd(Precision p);
 
@@ -134,9 +140,9 @@ struct KernelConfig {
   EdgeMode edge = EdgeMode::Predicate;  // out-of-range handling along M and N
   int raster = 1;                       // block rasterization group along M (L2 reuse)
   int vec_s = 1;                        // shared-memory read width in the compute loop
-  // FP64 tensor cores (D only): 1 mma.sync m8n8k4 (sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16
-  // (sm_90+, THR_M even). The DIM_X x DIM_Y grid is then a grid of warps of 8 x 4 lanes (the
-  // mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
+  // Tensor cores: 1 mma.sync m8n8k4 (D, Z; sm_80+); 2, 3, 4 m16n8k4, m16n8k8, m16n8k16 (D, Z on
+  // sm_90+; H, B: 3, 4 and T: 2, 3 on sm_80+; THR_M even). The DIM_X x DIM_Y grid is then a grid of
+  // warps of 8 x 4 lanes (the mma's C layout): a warp owns (THR_M*8) x (THR_N*4) of C.
   int mma = 0;
   // 1: shared tiles filled by a STAGES-deep cp.async pipeline (sm_80+), no register staging.
   int async_copy = 0;
@@ -226,7 +232,7 @@ struct SpaceDomain {
 enum KernelFamily : unsigned {
   kRegisterStagedSimt = 1,  // SIMT, tiles staged through registers
   kCpAsyncSimt = 2,         // SIMT, cp.async straight into shared memory
-  kFp64Mma = 4,             // FP64 tensor cores (mma.sync), either fill path
+  kMma = 4,                 // tensor cores (mma.sync), either fill path
   kEveryFamily = 7,
 };
 
@@ -292,6 +298,10 @@ struct DeviceSpec {
   int fp32_lanes_per_sm = 0;  // FP32 FMA per clock per SM
   int fp64_lanes_per_sm = 0;  // FP64 FMA per clock per SM (SIMT pipe, not tensor cores)
   int fp64_mma_per_sm = 0;    // FP64 FMA per clock per SM on tensor cores (0: none)
+  // FP16/BF16 and TF32 FMA per clock per SM through mma.sync (0: none). Hopper's wgmma runs
+  // faster; these are the warp-level instruction's rates.
+  int fp16_mma_per_sm = 0;
+  int tf32_mma_per_sm = 0;
   int regs_per_sm = 65536;
   int regs_per_block = 65536;
   int max_regs_per_thread = 255;
@@ -351,6 +361,8 @@ struct FamilyRules {
   bool (*supported)(const KernelConfig&, const Problem&, const DeviceSpec&) = nullptr;
   // Whether its warp tile fits the thread layout and the block tile.
   bool (*warp_tile_fits)(const KernelConfig&, const Problem&) = nullptr;
+  // Whether its fragment reads work on the shared layouts and padding (LA, LB, PD).
+  bool (*layout_ok)(const KernelConfig&, const Problem&) = nullptr;
   // Whether its fragments may be read VS > 1 elements at a time (and then on 32-bit addresses,
   // SL, or stored VS rows at a time, VC).
   bool vector_fragments = false;

@@ -21,6 +21,8 @@ void visit_fields(DeviceSpec& d, Visit&& v) {
   v("fp32_lanes_per_sm", d.fp32_lanes_per_sm);
   v("fp64_lanes_per_sm", d.fp64_lanes_per_sm);
   v("fp64_mma_per_sm", d.fp64_mma_per_sm);
+  v("fp16_mma_per_sm", d.fp16_mma_per_sm);
+  v("tf32_mma_per_sm", d.tf32_mma_per_sm);
   v("regs_per_sm", d.regs_per_sm);
   v("regs_per_block", d.regs_per_block);
   v("max_regs_per_thread", d.max_regs_per_thread);

@@ -30,9 +30,14 @@ DeviceSpec make(std::string name, int major, int minor, int sms, double mhz, dou
   return d;
 }
 
-// FP64 tensor-core rate: FMAs per clock per SM (H100: 67 TFLOP/s over 132 SMs at 1.98 GHz).
-DeviceSpec with_fp64_mma(DeviceSpec d, int fmas_per_clock) {
-  d.fp64_mma_per_sm = fmas_per_clock;
+// Tensor-core rates, FMAs per clock per SM: FP64 (H100: 67 TFLOP/s over 132 SMs at 1.98 GHz),
+// and FP16/BF16 through mma.sync, TF32 at half that. The A100's are its tensor cores' full rate
+// (312 TFLOP/s FP16 over 108 SMs at 1.41 GHz); Hopper's mma.sync issues at half the rate its
+// wgmma quotes (989 TFLOP/s dense FP16 at 1.83 GHz).
+DeviceSpec with_mma(DeviceSpec d, int fp64_fmas_per_clock, int fp16_fmas_per_clock) {
+  d.fp64_mma_per_sm = fp64_fmas_per_clock;
+  d.fp16_mma_per_sm = fp16_fmas_per_clock;
+  d.tf32_mma_per_sm = fp16_fmas_per_clock / 2;
   return d;
 }
 
@@ -67,18 +72,18 @@ const std::vector<DeviceSpec>& builtin_devices() {
   static const std::vector<DeviceSpec> table = {
       // name, cc, SMs, boost MHz, DRAM GB/s, L2, FP32/FP64 lanes, smem/SM, opt-in, reserved,
       // threads/SM, blocks/SM
-      with_fp64_mma(make("H100-SXM", 9, 0, 132, 1980, 3352, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB,
-                         1 * KiB, 2048, 32),
-                    128),
-      with_fp64_mma(make("H100-PCIe", 9, 0, 114, 1755, 2039, 50 * MiB, 128, 64, 228 * KiB,
-                         227 * KiB, 1 * KiB, 2048, 32),
-                    128),
-      with_fp64_mma(make("H200", 9, 0, 132, 1980, 4800, 60 * MiB, 128, 64, 228 * KiB, 227 * KiB,
-                         1 * KiB, 2048, 32),
-                    128),
-      with_fp64_mma(make("A100-SXM4-80GB", 8, 0, 108, 1410, 2039, 40 * MiB, 64, 32, 164 * KiB,
-                         163 * KiB, 1 * KiB, 2048, 32),
-                    64),
+      with_mma(make("H100-SXM", 9, 0, 132, 1980, 3352, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB,
+                    1 * KiB, 2048, 32),
+               128, 1024),
+      with_mma(make("H100-PCIe", 9, 0, 114, 1755, 2039, 50 * MiB, 128, 64, 228 * KiB, 227 * KiB,
+                    1 * KiB, 2048, 32),
+               128, 1024),
+      with_mma(make("H200", 9, 0, 132, 1980, 4800, 60 * MiB, 128, 64, 228 * KiB, 227 * KiB, 1 * KiB,
+                    2048, 32),
+               128, 1024),
+      with_mma(make("A100-SXM4-80GB", 8, 0, 108, 1410, 2039, 40 * MiB, 64, 32, 164 * KiB, 163 * KiB,
+                    1 * KiB, 2048, 32),
+               64, 1024),
       make("V100-SXM2", 7, 0, 80, 1530, 900, 6 * MiB, 64, 32, 96 * KiB, 96 * KiB, 0, 2048, 32),
       make("RTX4090", 8, 9, 128, 2520, 1008, 72 * MiB, 128, 2, 100 * KiB, 99 * KiB, 1 * KiB, 1536,
            24),
@@ -120,7 +125,10 @@ std::string spec_name_of(std::string_view device_name) {
 
 double DeviceSpec::peak_gflops(Precision p) const {
   // D and Z GEMMs may run on the FP64 tensor cores (Z as four real products per complex one).
-  const int lanes = is_double(p) ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm) : fp32_lanes_per_sm;
+  const int lanes = p == Precision::H || p == Precision::B ? fp16_mma_per_sm
+                    : p == Precision::T                    ? tf32_mma_per_sm
+                    : is_double(p) ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm)
+                                   : fp32_lanes_per_sm;
   return 2.0 * lanes * sm_count * sm_clock_mhz * 1e-3;
 }
 
@@ -143,6 +151,11 @@ void DeviceSpec::validate() const {
   if (fp64_mma_per_sm < 0 || (fp64_mma_per_sm > 0 && cc_major < 8))
     throw InputError("device '" + name + "': fp64_mma_per_sm = " + std::to_string(fp64_mma_per_sm) +
                      " must be 0, or positive on compute capability 8.0 and later");
+  for (const auto& [rate, field] : {std::pair{fp16_mma_per_sm, "fp16_mma_per_sm"},
+                                    std::pair{tf32_mma_per_sm, "tf32_mma_per_sm"}})
+    if (rate < 0 || (rate > 0 && cc_major < 8))
+      throw InputError("device '" + name + "': " + field + " = " + std::to_string(rate) +
+                       " must be 0, or positive on compute capability 8.0 and later");
   positive(regs_per_sm, "regs_per_sm");
   positive(regs_per_block, "regs_per_block");
   positive(double(smem_per_sm), "smem_per_sm");

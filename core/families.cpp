@@ -14,16 +14,44 @@ bool any_tile(const KernelConfig&, const Problem&) {
   return true;
 }
 
-// Hopper's m16n8kX shapes; the A100 has m8n8k4 only.
-bool fp64_mma_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
-  (void)p;
-  return d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9);
+// Which mma shapes a precision has on this device: FP64 m8n8k4 (sm_80+) and Hopper's m16n8kX;
+// FP16 and BF16 m16n8k8, m16n8k16; TF32 m16n8k4, m16n8k8 (sm_80+).
+bool mma_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
+  switch (p.precision) {
+    case Precision::D:
+    case Precision::Z:
+      return d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9);
+    case Precision::H:
+    case Precision::B:
+      return d.fp16_mma_per_sm > 0 && (c.mma == 3 || c.mma == 4);
+    case Precision::T:
+      return d.tf32_mma_per_sm > 0 && (c.mma == 2 || c.mma == 3);
+    default:
+      return false;
+  }
 }
 
 // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
-bool fp64_mma_tile_fits(const KernelConfig& c, const Problem& p) {
-  return is_double(p.precision) && c.dim_x % 8 == 0 && c.dim_y % 4 == 0 && c.thr_n() % 2 == 0 &&
-         c.blk_k % c.mma_k() == 0 && c.thr_m() % (c.mma_rows() / 8) == 0;
+bool mma_tile_fits(const KernelConfig& c, const Problem& p) {
+  if (!is_reduced(p.precision) && !is_double(p.precision)) return false;
+  return c.dim_x % 8 == 0 && c.dim_y % 4 == 0 && c.thr_n() % 2 == 0 && c.blk_k % c.mma_k() == 0 &&
+         c.thr_m() % (c.mma_rows() / 8) == 0;
+}
+
+// FP16, BF16 and TF32 fragments are read as words from k-contiguous shared rows (gt_load_words):
+// LA0, LB0, and rows that hold whole fragments.
+bool mma_layout_ok(const KernelConfig& c, const Problem& p) {
+  return !is_reduced(p.precision) ||
+         (c.smem_a_kmajor == 0 && c.smem_b_kmajor == 0 && (c.blk_k + c.pad) % (c.mma_k() / 4) == 0);
+}
+
+bool any_layout(const KernelConfig&, const Problem&) {
+  return true;
+}
+
+// The SIMT kernels compute in the inputs' own type: not FP16, BF16 or TF32.
+bool simt_supported(const KernelConfig&, const Problem& p, const DeviceSpec&) {
+  return !is_reduced(p.precision);
 }
 
 // cp.async moves 4, 8 or 16 bytes and cannot conjugate on the way.
@@ -79,21 +107,24 @@ constexpr FamilyRules kFamilies[] = {
     {.name = "register-staged SIMT",
      .bit = kRegisterStagedSimt,
      .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy == 0; },
-     .supported = always,
+     .supported = simt_supported,
      .warp_tile_fits = any_tile,
+     .layout_ok = any_layout,
      .vector_fragments = true},
     {.name = "cp.async SIMT",
      .bit = kCpAsyncSimt,
      .selects = [](const KernelConfig& c) { return c.mma == 0 && c.async_copy != 0; },
-     .supported = always,
+     .supported = simt_supported,
      .warp_tile_fits = any_tile,
+     .layout_ok = any_layout,
      .vector_fragments = true},
-    // mma fragments are single elements.
-    {.name = "FP64 mma",
-     .bit = kFp64Mma,
+    // mma fragments are single elements (or words of them: VS does not apply).
+    {.name = "mma",
+     .bit = kMma,
      .selects = [](const KernelConfig& c) { return c.mma != 0; },
-     .supported = fp64_mma_supported,
-     .warp_tile_fits = fp64_mma_tile_fits,
+     .supported = mma_supported,
+     .warp_tile_fits = mma_tile_fits,
+     .layout_ok = mma_layout_ok,
      .vector_fragments = false},
 };
 

@@ -28,9 +28,14 @@ constexpr bool flag(int v) {
 constexpr bool vector_width(int v) {
   return v == 1 || v == 2 || v == 4;
 }
+// Global loads of 16-bit elements reach 16 bytes with 8 of them; at most 16 bytes for any type.
+constexpr bool load_width(int v) {
+  return vector_width(v) || v == 8;
+}
 constexpr const char* kSize = "a positive number of elements or threads";
 constexpr const char* kVector = "1, 2 or 4 (elements per access)";
-constexpr unsigned kRegisterStaged = kRegisterStagedSimt | kFp64Mma;
+constexpr const char* kLoadVector = "1, 2, 4 or 8 (elements per access, at most 16 bytes)";
+constexpr unsigned kRegisterStaged = kRegisterStagedSimt | kMma;
 
 std::vector<TuningParameter> declare() {
   using K = KernelConfig;
@@ -38,7 +43,7 @@ std::vector<TuningParameter> declare() {
   const std::vector<int> tile{16, 32, 64, 96, 128, 192, 256}, tile_compact{32, 64, 128, 256};
   const std::vector<int> layout{4, 8, 16, 32, 64}, layout_compact{8, 16, 32};
   const std::vector<int> read_layout{1, 2, 4, 8, 16, 32, 64, 128, 256};
-  const std::vector<int> vector{1, 2, 4}, vector_compact{1, 4};
+  const std::vector<int> vector{1, 2, 4}, vector_compact{1, 4}, load_vector{1, 2, 4, 8};
   return {
       {.token = "BM",
        .get = get<&K::blk_m>,
@@ -157,10 +162,10 @@ std::vector<TuningParameter> declare() {
        .set = set<&K::vec_a>,
        .macro = "VEC_A",
        .source_rank = 10,
-       .valid = vector_width,
-       .meaning = kVector,
+       .valid = load_width,
+       .meaning = kLoadVector,
        .domain = &D::vec_a,
-       .full = vector,
+       .full = load_vector,
        .compact = vector_compact,
        .tiling = true,
        .ordered = true,
@@ -171,10 +176,10 @@ std::vector<TuningParameter> declare() {
        .set = set<&K::vec_b>,
        .macro = "VEC_B",
        .source_rank = 11,
-       .valid = vector_width,
-       .meaning = kVector,
+       .valid = load_width,
+       .meaning = kLoadVector,
        .domain = &D::vec_b,
-       .full = vector,
+       .full = load_vector,
        .compact = vector_compact,
        .tiling = true,
        .ordered = true,
@@ -331,14 +336,14 @@ std::vector<TuningParameter> declare() {
        .optional = true,
        .valid = [](int v) { return v >= 0 && v <= 4; },
        .meaning = "0 (SIMT), 1 (FP64 tensor cores, m8n8k4), 2 (m16n8k4), 3 (m16n8k8) or 4 "
-                  "(m16n8k16)",
+                  "(m16n8k16); H and B take 3 or 4, T 2 or 3",
        .domain = &D::mma,
        .full = {0, 1, 2, 3, 4},
        .compact = {0},
        .tensor = {1, 2, 3, 4},
        .tiling = true,
        .refine_rank = 11,
-       .families = kFp64Mma},
+       .families = kMma},
       {.token = "AC",
        .get = get<&K::async_copy>,
        .set = set<&K::async_copy>,
@@ -352,7 +357,7 @@ std::vector<TuningParameter> declare() {
        .compact = {0},
        .tiling = true,
        .refine_rank = 12,
-       .families = kCpAsyncSimt | kFp64Mma},
+       .families = kCpAsyncSimt | kMma},
       // Only problems with few tiles of C keep a split past the tile-fit stage, so large
       // problems pay nothing for them.
       {.token = "SK",

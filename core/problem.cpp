@@ -9,7 +9,7 @@
 namespace gemmtune {
 
 char to_char(Precision p) {
-  return "SDCZ"[static_cast<int>(p)];
+  return "SDCZHBT"[static_cast<int>(p)];
 }
 char to_char(Op op) {
   return "NTC"[static_cast<int>(op)];
@@ -46,11 +46,17 @@ Precision parse_precision(std::string_view text) {
         return Precision::C;
       case 'Z':
         return Precision::Z;
+      case 'H':
+        return Precision::H;
+      case 'B':
+        return Precision::B;
+      case 'T':
+        return Precision::T;
       default:
         break;
     }
   }
-  throw InputError("precision '" + std::string(text) + "' is not one of s, d, c, z");
+  throw InputError("precision '" + std::string(text) + "' is not one of s, d, c, z, h, b, t");
 }
 
 Op parse_op(std::string_view text) {
@@ -79,11 +85,22 @@ int element_bytes(Precision p) {
       return 8;
     case Precision::Z:
       return 16;
+    case Precision::H:
+    case Precision::B:
+      return 2;
+    case Precision::T:
+      return 4;
   }
   return 0;
 }
+int c_element_bytes(Precision p) {
+  return is_reduced(p) ? 4 : element_bytes(p);
+}
 int real_bytes(Precision p) {
   return is_double(p) ? 8 : 4;
+}
+bool is_reduced(Precision p) {
+  return p == Precision::H || p == Precision::B || p == Precision::T;
 }
 bool is_complex(Precision p) {
   return p == Precision::C || p == Precision::Z;
@@ -117,11 +134,10 @@ double Problem::flops() const {
 }
 
 double Problem::min_bytes() const {
-  const double e = element_bytes(precision);
+  const double e = element_bytes(precision), ec = c_element_bytes(precision);
   const bool reads_c = beta.re != 0.0 || beta.im != 0.0;
-  return e * double(batch) *
-         (double(m) * double(k) + double(k) * double(n) +
-          double(m) * double(n) * (reads_c ? 2 : 1));
+  return double(batch) * (e * (double(m) * double(k) + double(k) * double(n)) +
+                          ec * double(m) * double(n) * (reads_c ? 2 : 1));
 }
 
 Problem Problem::normalized() const {

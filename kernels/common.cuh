@@ -7,7 +7,7 @@
 // (load_tiles_*.cuh), its warp tile (warp_simt.cuh or warp_mma.cuh), the K step (k_step.cuh), its
 // main loop (main_loop_registers.cuh or main_loop_multistage.cuh) and the C store
 // (epilogue.cuh); kernels/families.cpp says which.
-//   GT_PREC (0 S, 1 D, 2 C, 3 Z), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
+//   GT_PREC (0 S, 1 D, 2 C, 3 Z, 4 H, 5 B, 6 T), GT_OP_A / GT_OP_B (0 N, 1 T, 2 C),
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
 //   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA,
 //   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles),
@@ -42,10 +42,29 @@ typedef double elem_t;
 typedef float real_t;
 typedef float2 elem_t;
 #define GT_COMPLEX 1
-#else
+#elif GT_PREC == 3
 typedef double real_t;
 typedef double2 elem_t;
 #define GT_COMPLEX 1
+#else
+// H (4), B (5): 16-bit inputs held as their bits, never computed on outside the mma; T (6): FP32
+// inputs the mma reads as TF32. Accumulators, C, alpha and beta are FP32.
+typedef float real_t;
+#if GT_PREC == 6
+typedef float elem_t;
+#else
+typedef unsigned short elem_t;
+#endif
+typedef float out_t;
+#define GT_COMPLEX 0
+#define GT_REDUCED 1
+#endif
+#ifndef GT_REDUCED
+#define GT_REDUCED 0
+typedef elem_t out_t;  // C's element: the inputs' own
+#endif
+#if GT_REDUCED && !GT_MMA
+#error "FP16, BF16 and TF32 inputs need the mma family (GT_MMA)"
 #endif
 
 #ifndef VEC_S
@@ -129,6 +148,11 @@ __device__ __forceinline__ elem_t gt_zero() {
 #endif
 }
 
+// Zero of C's element type.
+__device__ __forceinline__ out_t gt_zero_out() {
+  return out_t{};
+}
+
 __device__ __forceinline__ elem_t gt_conj(elem_t a) {
 #if GT_COMPLEX
   a.y = -a.y;
@@ -136,8 +160,8 @@ __device__ __forceinline__ elem_t gt_conj(elem_t a) {
   return a;
 }
 
-// c += a * b
-__device__ __forceinline__ void gt_fma(elem_t& c, elem_t a, elem_t b) {
+// c += a * b, on C's element type (the inputs' own but for H, B, T).
+__device__ __forceinline__ void gt_fma(out_t& c, out_t a, out_t b) {
 #if GT_COMPLEX
   c.x = fma(a.x, b.x, c.x);
   c.x = fma(-a.y, b.y, c.x);
@@ -148,9 +172,9 @@ __device__ __forceinline__ void gt_fma(elem_t& c, elem_t a, elem_t b) {
 #endif
 }
 
-__device__ __forceinline__ elem_t gt_mul(elem_t a, elem_t b) {
+__device__ __forceinline__ out_t gt_mul(out_t a, out_t b) {
 #if GT_COMPLEX
-  elem_t r;
+  out_t r;
   r.x = a.x * b.x - a.y * b.y;
   r.y = a.x * b.y + a.y * b.x;
   return r;
@@ -159,7 +183,7 @@ __device__ __forceinline__ elem_t gt_mul(elem_t a, elem_t b) {
 #endif
 }
 
-__device__ __forceinline__ bool gt_is_zero(elem_t a) {
+__device__ __forceinline__ bool gt_is_zero(out_t a) {
 #if GT_COMPLEX
   return a.x == 0 && a.y == 0;
 #else
@@ -254,7 +278,7 @@ __device__ __forceinline__ void gt_load_inside(elem_t (&out)[V], const elem_t* _
 #error "split-K needs one K for the batch: variable-size batches (BATCH_MODE 2) run unsplit"
 #endif
 #if SPLIT_K > 1
-__device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
+__device__ __forceinline__ void gt_atomic_add(out_t* out, out_t v) {
 #if GT_COMPLEX
   atomicAdd(&out->x, v.x);
   atomicAdd(&out->y, v.y);
@@ -266,19 +290,19 @@ __device__ __forceinline__ void gt_atomic_add(elem_t* out, elem_t v) {
 // C = beta * C (zero, unread, when beta is zero, as BLAS asks): the pass before a split-K
 // kernel. Grid-stride over the M x N elements; blockIdx.z is the batch index.
 #if BATCH_MODE == 1
-extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* const* C_array,
+extern "C" __global__ void gemmtune_scale_c(int M, int N, out_t beta, out_t* const* C_array,
                                             long long ldc) {
-  elem_t* C = C_array[blockIdx.z];
+  out_t* C = C_array[blockIdx.z];
 #else
-extern "C" __global__ void gemmtune_scale_c(int M, int N, elem_t beta, elem_t* C, long long ldc,
+extern "C" __global__ void gemmtune_scale_c(int M, int N, out_t beta, out_t* C, long long ldc,
                                             long long stride_c) {
   C += blockIdx.z * stride_c;
 #endif
   const long long total = (long long)M * N;
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
-    elem_t* out = C + e % M + (e / M) * ldc;
-    *out = gt_is_zero(beta) ? gt_zero() : gt_mul(beta, *out);
+    out_t* out = C + e % M + (e / M) * ldc;
+    *out = gt_is_zero(beta) ? gt_zero_out() : gt_mul(beta, *out);
   }
 }
 #endif

@@ -9,7 +9,7 @@ const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
 // fills whole sectors instead of every VEC_S-th word of them. Misaligned C (ldc or the batch
 // stride not a multiple of VEC_S) and the last rows of an edge tile take the scalar path.
 const bool c_aligned =
-    ldc % VEC_S == 0 && reinterpret_cast<unsigned long long>(C) % (sizeof(elem_t) * VEC_S) == 0;
+    ldc % VEC_S == 0 && reinterpret_cast<unsigned long long>(C) % (sizeof(out_t) * VEC_S) == 0;
 // A group's C values are all read before any is written (see the scalar path below).
 #pragma unroll
 for (int i = 0; i < THR_M; i += VEC_S) {
@@ -20,7 +20,7 @@ for (int i = 0; i < THR_M; i += VEC_S) {
     for (int j = 0; j < THR_N; ++j) {
       const int n = n0 + COL_OF(j);
       if (n >= N) continue;
-      const elem_t* in = C + m + (long long)n * ldc;
+      const out_t* in = C + m + (long long)n * ldc;
       if (c_aligned && m + VEC_S <= M) {
         c_in[j] = *reinterpret_cast<const gt_vec<VEC_S>*>(in);
       } else {
@@ -34,7 +34,7 @@ for (int i = 0; i < THR_M; i += VEC_S) {
   for (int j = 0; j < THR_N; ++j) {
     const int n = n0 + COL_OF(j);
     if (n >= N) continue;
-    elem_t* out = C + m + (long long)n * ldc;
+    out_t* out = C + m + (long long)n * ldc;
     gt_vec<VEC_S> w;
 #pragma unroll
     for (int v = 0; v < VEC_S; ++v) {
@@ -58,7 +58,7 @@ for (int i = 0; i < THR_M; i += VEC_S) {
 for (int i = 0; i < THR_M; ++i) {
   const int m = m0 + ROW_OF(i);
 #if SPLIT_K == 1
-  elem_t c_in[THR_N];
+  out_t c_in[THR_N];
   if (read_c) {
 #pragma unroll
     for (int j = 0; j < THR_N; ++j) {
@@ -71,8 +71,8 @@ for (int i = 0; i < THR_M; ++i) {
   for (int j = 0; j < THR_N; ++j) {
     const int n = n0 + COL_OF(j);
     if (m < M && n < N) {
-      elem_t* out = C + m + (long long)n * ldc;
-      elem_t value = gt_mul(alpha, acc[i][j]);
+      out_t* out = C + m + (long long)n * ldc;
+      out_t value = gt_mul(alpha, acc[i][j]);
 #if SPLIT_K > 1
       gt_atomic_add(out, value);  // gemmtune_scale_c has applied beta
 #else

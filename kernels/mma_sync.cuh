@@ -1,7 +1,9 @@
-// The FP64 mma family's instructions: mma.sync on FP64 tensor cores, one m8n8k4 (GT_MMA 1) or
-// m16n8 shape (GT_MMA 2, 3, 4), and the shapes of their fragments.
-#if !GT_MMA || (GT_PREC != 1 && GT_PREC != 3)
-#error "GT_MMA needs double precision, real or complex"
+// The mma family's instructions: mma.sync on tensor cores and the shapes of their fragments.
+// D and Z (FP64): m8n8k4 (GT_MMA 1) or m16n8k4, m16n8k8, m16n8k16 (GT_MMA 2, 3, 4). H and B
+// (FP16, BF16 inputs, FP32 accumulators): m16n8k8 or m16n8k16 (3, 4). T (TF32): m16n8k4 or
+// m16n8k8 (2, 3).
+#if !GT_MMA || (GT_PREC != 1 && GT_PREC != 3 && !GT_REDUCED)
+#error "GT_MMA needs D, Z, H, B or T"
 #endif
 // k of one mma: 4 (m8n8k4, m16n8k4), 8 (m16n8k8) or 16 (m16n8k16).
 #if GT_MMA == 4
@@ -14,7 +16,8 @@
 // Values of one fragment per lane. Lane l's q-th value sits in the mma's k slot l%4 + 4q, for A
 // and B alike; any bijection of those slots onto the k of the shared tile leaves the sum
 // unchanged when A and B share it, so lane l takes the MMA_Q contiguous k from (l%4)*MMA_Q, and
-// an M-major A (N-major B) tile gives them up as 16-byte vectors.
+// an M-major A (N-major B) tile gives them up as 16-byte vectors. (The 16-bit and TF32 shapes
+// hold their slots in another order, but the same bijection argument holds: see gt_mma16.)
 #define MMA_Q (MMA_K / 4)
 #define MMA_VEC_A                                                                           \
   (!GT_COMPLEX && !LA_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && \
@@ -23,7 +26,76 @@
   (!GT_COMPLEX && !LB_KMAJOR && MMA_Q >= 2 && (BLK_K + PAD) % 2 == 0 && SA_SIZE % 2 == 0 && \
    SB_SIZE % 2 == 0)
 
-#if GT_MMA >= 2
+#if GT_REDUCED
+// A lane's MMA_Q values of one row (A) or column (B) as 32-bit words: two 16-bit values a word
+// (H, B), one TF32 value a word (T). They are contiguous in k in the shared tile, so K-major
+// tiles (LA_KMAJOR = LB_KMAJOR = 0) with rows of whole words groups are required.
+#if GT_PREC == 6
+#define MMA_WORDS MMA_Q
+#else
+#define MMA_WORDS (MMA_Q / 2)
+#endif
+#if GT_MMA < 2 || (GT_PREC == 6 && GT_MMA > 3) || (GT_PREC != 6 && GT_MMA < 3)
+#error "H and B take GT_MMA 3 or 4, T takes 2 or 3"
+#endif
+#if LA_KMAJOR || LB_KMAJOR || (BLK_K + PAD) % MMA_Q != 0
+#error "FP16, BF16 and TF32 fragments need k-contiguous shared rows of whole fragments"
+#endif
+#if GT_PREC == 4
+#define GT_MMA_TYPE "f16"
+#elif GT_PREC == 5
+#define GT_MMA_TYPE "bf16"
+#else
+#define GT_MMA_TYPE "tf32"
+#endif
+#if MMA_K == 16
+#define GT_MMA_K_TEXT "16"
+#elif MMA_K == 8
+#define GT_MMA_K_TEXT "8"
+#else
+#define GT_MMA_K_TEXT "4"
+#endif
+#define GT_MMA_INSTR \
+  "mma.sync.aligned.m16n8k" GT_MMA_K_TEXT ".row.col.f32." GT_MMA_TYPE "." GT_MMA_TYPE ".f32 "
+// One m16 mma: C rows r and r + 8 (c0, c1 and c2, c3, column pairs) += A rows r (a0) and r + 8
+// (a1) times B (b). Word w of a lane's fragment is the mma's register of A for k-half w (rows r
+// and r + 8 interleaved, as the instruction lists them) and B's register w; A and B map the
+// lane's shared k onto the same k slots, so the sum is unchanged.
+__device__ __forceinline__ void gt_mma16(float& c0, float& c1, float& c2, float& c3,
+                                         const unsigned (&a0)[MMA_WORDS],
+                                         const unsigned (&a1)[MMA_WORDS],
+                                         const unsigned (&b)[MMA_WORDS]) {
+#if MMA_WORDS == 2
+  asm(GT_MMA_INSTR "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a0[0]), "r"(a1[0]), "r"(a0[1]), "r"(a1[1]), "r"(b[0]), "r"(b[1]));
+#else
+  asm(GT_MMA_INSTR "{%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"
+      : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+      : "r"(a0[0]), "r"(a1[0]), "r"(b[0]));
+#endif
+}
+// A lane's words of one fragment row from the shared tile at p (MMA_Q values, contiguous in k);
+// TF32 values rounded to nearest, as cuBLAS's TF32 mode rounds its inputs.
+__device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const elem_t* p) {
+#if MMA_WORDS == 2
+  const uint2 v = *reinterpret_cast<const uint2*>(p);
+  w[0] = v.x;
+  w[1] = v.y;
+#else
+  w[0] = *reinterpret_cast<const unsigned*>(p);
+#endif
+#if GT_PREC == 6
+#pragma unroll
+  for (int q = 0; q < MMA_WORDS; ++q)
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w[q]) : "f"(__uint_as_float(w[q])));
+#endif
+}
+#define GT_MMA_TILE(P, A_, B_)                                                                 \
+  gt_mma16(acc[i][2 * j] P, acc[i][2 * j + 1] P, acc[i + 1][2 * j] P, acc[i + 1][2 * j + 1] P, \
+           A_[i], A_[i + 1], B_[j])
+#define GT_MMA_ROWS 2
+#elif GT_MMA >= 2
 // One m16 mma: C rows r and r + 8 (c0, c1 and c2, c3, column pairs) += A rows r (a0) and r + 8
 // (a1) times B (b), each fragment MMA_Q values of k; A value 2q + h is row h, k slot q.
 __device__ __forceinline__ void gt_mma16(double& c0, double& c1, double& c2, double& c3,

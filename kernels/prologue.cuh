@@ -4,22 +4,22 @@
 // main loop and the C store (epilogue.cuh) follow inside this body.
 #if BATCH_MODE == 1
 extern "C" __global__ void __launch_bounds__(THREADS)
-    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* const* __restrict__ A_array,
+    gemmtune_kernel(int M, int N, int K, out_t alpha, const elem_t* const* __restrict__ A_array,
                     long long lda, const elem_t* const* __restrict__ B_array, long long ldb,
-                    elem_t beta, elem_t* const* __restrict__ C_array, long long ldc) {
+                    out_t beta, out_t* const* __restrict__ C_array, long long ldc) {
 #elif BATCH_MODE == 2
 extern "C" __global__ void __launch_bounds__(THREADS)
-    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* const* __restrict__ A_array,
+    gemmtune_kernel(int M, int N, int K, out_t alpha, const elem_t* const* __restrict__ A_array,
                     const int* __restrict__ lda_array, const elem_t* const* __restrict__ B_array,
-                    const int* __restrict__ ldb_array, elem_t beta,
-                    elem_t* const* __restrict__ C_array, const int* __restrict__ ldc_array,
+                    const int* __restrict__ ldb_array, out_t beta,
+                    out_t* const* __restrict__ C_array, const int* __restrict__ ldc_array,
                     const int* __restrict__ m_array, const int* __restrict__ n_array,
                     const int* __restrict__ k_array) {
 #else
 extern "C" __global__ void __launch_bounds__(THREADS)
-    gemmtune_kernel(int M, int N, int K, elem_t alpha, const elem_t* __restrict__ A, long long lda,
+    gemmtune_kernel(int M, int N, int K, out_t alpha, const elem_t* __restrict__ A, long long lda,
                     long long stride_a, const elem_t* __restrict__ B, long long ldb,
-                    long long stride_b, elem_t beta, elem_t* __restrict__ C, long long ldc,
+                    long long stride_b, out_t beta, out_t* __restrict__ C, long long ldc,
                     long long stride_c) {
 #endif
   extern __shared__ __align__(16) unsigned char gt_smem_raw[];
@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 #if BATCH_MODE
   const elem_t* __restrict__ A = A_array[batch_index];
   const elem_t* __restrict__ B = B_array[batch_index];
-  elem_t* __restrict__ C = C_array[batch_index];
+  out_t* __restrict__ C = C_array[batch_index];
 #endif
 #if SPLIT_K > 1
   // This block's part of K: A and B start at its first k, and K becomes its length; the rest
@@ -101,11 +101,11 @@ extern "C" __global__ void __launch_bounds__(THREADS)
   const int lane = tid % 32, warp = tid / 32;
   (void)tx, (void)ty, (void)lane, (void)warp;  // each kernel kind uses one pair
 
-  elem_t acc[THR_M][THR_N];
+  out_t acc[THR_M][THR_N];
 #pragma unroll
   for (int i = 0; i < THR_M; ++i)
 #pragma unroll
-    for (int j = 0; j < THR_N; ++j) acc[i][j] = gt_zero();
+    for (int j = 0; j < THR_N; ++j) acc[i][j] = gt_zero_out();
 
   // Tiles wholly inside M x N (all but the last row and column of tiles) skip the bounds checks
   // for every K step that is wholly inside K.

@@ -1,4 +1,4 @@
-// The FP64 mma warp tile, in the kernel's body. The DIM_X x DIM_Y thread grid is a grid of
+// The mma warp tile, in the kernel's body. The DIM_X x DIM_Y thread grid is a grid of
 // (DIM_X/8) x (DIM_Y/4) warps of 8 x 4 lanes, the mma's layout of C: lane l owns row l/4 and
 // column pair 2*(l%4) of each 8 x 8 mma tile; a warp owns THR_M x THR_N/2 of those tiles: THR_M x
 // THR_N accumulators per thread, as in SIMT. Z takes four real mma per tile. Phases:
@@ -12,7 +12,22 @@
 // k of one step of the K loop: one mma.
 #define STEP_K MMA_K
 // The fragments of one mma step: per lane, the MMA_Q values of k of each A row tile and each
-// B column tile of the warp.
+// B column tile of the warp (H, B, T: packed into MMA_WORDS 32-bit words each).
+#if GT_REDUCED
+struct Fragments {
+  unsigned a[THR_M][MMA_WORDS];
+  unsigned b[THR_N / 2][MMA_WORDS];
+};
+auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
+  const int k_lane = kk + (lane % 4) * MMA_Q;
+#pragma unroll
+  for (int i = 0; i < THR_M; ++i)
+    gt_load_words(f.a[i], &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane));
+#pragma unroll
+  for (int j = 0; j < THR_N / 2; ++j)
+    gt_load_words(f.b[j], &SB_AT(sb, k_lane, WARP_COL0 + j * 8 + lane / 4));
+};
+#else
 struct Fragments {
   elem_t a[THR_M][MMA_Q];
   elem_t b[THR_N / 2][MMA_Q];
@@ -54,6 +69,7 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
 #endif
   }
 };
+#endif
 auto multiply_fragments = [&](const Fragments& f) {
 #if GT_COMPLEX
   const elem_t(&a)[THR_M][MMA_Q] = f.a;

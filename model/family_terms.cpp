@@ -16,18 +16,23 @@ WarpTileTerms simt_terms(const KernelConfig& c, Precision p, const DeviceSpec& d
           .fragment_instr = double(c.thr_m() + c.thr_n()) / c.vec_s};
 }
 
-WarpTileTerms fp64_mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
-                             const BankProfile& bank) {
+WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
+                        const BankProfile& bank) {
   // Hopper reaches its FP64 tensor peak only with the m16n8kX shapes; m8n8k4 runs at half of
   // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
-  const int rate = c.mma == 1 && d.cc_major >= 9 ? d.fp64_mma_per_sm / 2 : d.fp64_mma_per_sm;
+  // FP16/BF16 and TF32 run at their own rates; TF32 adds a rounding per fragment word.
+  int rate = c.mma == 1 && d.cc_major >= 9 ? d.fp64_mma_per_sm / 2 : d.fp64_mma_per_sm;
+  if (p == Precision::H || p == Precision::B) rate = d.fp16_mma_per_sm;
+  if (p == Precision::T) rate = d.tf32_mma_per_sm;
+  const double rounding = p == Precision::T ? 1.0 + c.mma_k() / 4.0 : 1.0;
   // One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's accumulator-k products; its
   // fragments are one element per lane and 4 k, read in 16-byte pairs where the shared layout
   // allows it.
   return {.fmas_per_clock = rate,
           .math_instr = double(c.thr_m()) * c.thr_n() * fmas_per_madd(p) *
                         (4.0 / (double(c.mma_rows()) * c.mma_k())),
-          .fragment_instr = (c.thr_m() / double(bank.fragment_vector_a) +
+          .fragment_instr = rounding *
+                            (c.thr_m() / double(bank.fragment_vector_a) +
                              c.thr_n() / 2.0 / bank.fragment_vector_b) /
                             4.0};
 }
@@ -39,7 +44,7 @@ struct FamilyTerms {
 constexpr FamilyTerms kFamilyTerms[] = {
     {kRegisterStagedSimt, simt_terms},
     {kCpAsyncSimt, simt_terms},
-    {kFp64Mma, fp64_mma_terms},
+    {kMma, mma_terms},
 };
 
 }  // namespace

@@ -45,7 +45,11 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p);
 // Shared-memory wavefronts one warp instruction needs (1 = conflict-free), from the addresses
 // of the first warp: compute-loop reads of A and B, and the stores that fill the tiles.
 struct BankProfile {
+  // Wavefronts of one warp-wide shared read or store instruction (store_a/b: of the fill).
   double read_a = 1, read_b = 1, store_a = 1, store_b = 1;
+  // Fill store instructions per element of A and of B: 1 (the FP32 and FP64 kinds' count, as
+  // calibrated), or 1/VEC where a store counts a lane's whole vector (H, B, T).
+  double stores_per_element_a = 1, stores_per_element_b = 1;
   int fragment_vector_a = 1, fragment_vector_b = 1;  // mma_fragment_vector of A and B
 };
 BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
@@ -83,7 +87,9 @@ struct RegisterModel {
   std::array<double, 6> coef{};
   double stated_error = 0;  // the estimate is within this many registers on the fit samples
 };
-const RegisterModel& default_register_model();
+// The fitted estimator for a precision's kernels: one for S, D, C, Z, one for H, B, T (whose
+// fragments are packed words and whose accumulators are FP32 whatever the inputs).
+const RegisterModel& default_register_model(Precision p);
 std::array<double, 6> register_features(const KernelConfig& c, Precision p);
 // The linear model's value before rounding and clamping: it may exceed the cap (a likely spill).
 double raw_register_estimate(const KernelConfig& c, Precision p, const RegisterModel& model);
@@ -272,6 +278,11 @@ struct Prediction {
 // Both corrections are bounded: beyond a factor of e^2 (7.4) on a configuration unlike its
 // training data a fit is more likely wrong than the terms it corrects.
 inline constexpr double kCorrectionLogBound = 2.0;
+// Whether a calibration's fitted corrections (linear and learned) apply to a precision: they were
+// fitted on no FP16, BF16 or TF32 kernel, so those run on the terms and coefficients alone.
+inline bool corrections_apply(Precision p) {
+  return !is_reduced(p);
+}
 
 // The learned part of predict(): multiplies the prediction (made with everything else) by the
 // trees' bounded factor.

@@ -113,7 +113,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   r.registers_from_compiler = regs_from_compiler > 0;
   r.registers = r.registers_from_compiler
                     ? regs_from_compiler
-                    : estimate_registers(c, p.precision, default_register_model());
+                    : estimate_registers(c, p.precision, default_register_model(p.precision));
   r.smem_bytes = shared_bytes(c, p.precision);
   r.occ = occupancy(d, c.threads(), r.registers, r.smem_bytes);
   if (r.occ.blocks_per_sm == 0)
@@ -124,15 +124,22 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
                      to_string(r.occ.limit) + ")");
 
   const double clock_hz = d.sm_clock_mhz * 1e6;
-  const double e = element_bytes(p.precision);
+  const double e = element_bytes(p.precision), ec = c_element_bytes(p.precision);
   const int fpm = fmas_per_madd(p.precision);
   const BankProfile bank = bank_profile(c, p.precision, p.op_a, p.op_b);
   const WarpTileTerms warp = warp_tile_terms(c, p.precision, d, bank);
   const MainLoopTerms loop = main_loop_terms(c);
   const int lanes = warp.fmas_per_clock;
   if (lanes <= 0)
-    throw InputError("configuration " + c.id() + " needs FP64 tensor cores, which " + d.name +
-                     " lacks (fp64_mma_per_sm = 0)");
+    throw InputError("configuration " + c.id() + " needs " +
+                     (p.precision == Precision::T ? "TF32 tensor cores"
+                      : is_reduced(p.precision)   ? "FP16/BF16 tensor cores"
+                                                  : "FP64 tensor cores") +
+                     ", which " + d.name + " lacks (" +
+                     (p.precision == Precision::T ? "tf32"
+                      : is_reduced(p.precision)   ? "fp16"
+                                                  : "fp64") +
+                     "_mma_per_sm = 0)");
   const std::int64_t tiles_m = ceil_div(p.m, c.blk_m), tiles_n = ceil_div(p.n, c.blk_n);
   // Blocks: with split-K, splits() of them per tile of C, each over k_per_split of K.
   const int splits = c.splits();
@@ -212,8 +219,8 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const double c_elems = double(p.m) * p.n * p.batch;
   // DRAM sees C once each way (plus the split-K pass that scales it first); L2 sees every
   // split's read-modify-write.
-  const double c_bytes = c_elems * e * ((reads_c ? 2 : 1) + (splits > 1 ? 1 : 0));
-  const double c_l2_bytes = splits > 1 ? c_elems * e * 2 * splits : c_bytes;
+  const double c_bytes = c_elems * ec * ((reads_c ? 2 : 1) + (splits > 1 ? 1 : 0));
+  const double c_l2_bytes = splits > 1 ? c_elems * ec * 2 * splits : c_bytes;
   r.l2_bytes = double(r.tiles) * double(k_tiles) * c.blk_k * (c.blk_m + c.blk_n) * e + c_l2_bytes;
   const std::int64_t concurrent = std::int64_t(blocks) * d.sm_count;
   r.dram_bytes =
@@ -222,13 +229,13 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   r.t_dram = r.dram_bytes / (d.dram_bandwidth_gbs * 1e9 * k.dram_efficiency);
   // Split-K launches a pass that scales C by beta (reads it unless beta is 0, writes it) first.
   r.t_launch = k.launch_us * 1e-6 * (splits > 1 ? 2 : 1);
-  r.t_split_pass = splits > 1 ? c_elems * e * (reads_c ? 2 : 1) /
+  r.t_split_pass = splits > 1 ? c_elems * ec * (reads_c ? 2 : 1) /
                                     (d.dram_bandwidth_gbs * 1e9 * k.dram_efficiency)
                               : 0.0;
 
   const double body = std::max({sm_time, r.t_l2, r.t_dram}) + r.t_split_pass;
   r.time_s = body + r.t_launch;
-  if (!k.correction.empty()) {
+  if (!k.correction.empty() && corrections_apply(p.precision)) {
     const auto f = correction_features(c, r);
     const bool fp64 = is_double(p.precision);
     const bool tensor_core = c.mma > 0;
@@ -243,7 +250,8 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     r.correction = std::exp(std::clamp(log_factor, -kCorrectionLogBound, kCorrectionLogBound));
     r.time_s *= r.correction;
   }
-  if (!k.learned.empty()) apply_learned_correction(p, c, k.learned, r);
+  if (!k.learned.empty() && corrections_apply(p.precision))
+    apply_learned_correction(p, c, k.learned, r);
   r.gflops = p.flops() / r.time_s * 1e-9;
   if (r.t_launch > body) {
     r.limit = TimeLimit::Launch;

@@ -68,7 +68,9 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
 }
 
 int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a) {
-  // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/mma_sync.cuh.
+  // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/mma_sync.cuh; H, B and T read a lane's mma k of a
+  // row or column at once (gt_load_words).
+  if (is_reduced(p)) return c.mma_k() / 4;
   if (is_complex(p)) return 1;
   const bool k_major = of_a ? c.smem_a_kmajor : c.smem_b_kmajor;
   const bool aligned =
@@ -104,7 +106,9 @@ double remembered_wavefronts(const AccessKey& key, Count&& count) {
 
 BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
   const int lanes = std::min(32, c.threads());
-  const int w = element_bytes(p) / 4;
+  // 4-byte words per element, and elements per word (2 for 16-bit elements, whose stores to the
+  // same word do not conflict).
+  const int w = std::max(1, element_bytes(p) / 4), per_word = std::max(1, 4 / element_bytes(p));
   BankProfile b;
   // Compute-loop reads: VEC_S consecutive elements per lane and instruction (ROW_OF(0), COL_OF(0));
   // mma fragments: A's lane t reads row t/4 and B's column t/4, at k (t%4) * (mma k / 4).
@@ -116,13 +120,13 @@ BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op
     b.fragment_vector_a = va;
     b.fragment_vector_b = vb;
     b.read_a = remembered_wavefronts(
-        {int(Access::FragmentA), lanes, w * va, la, pitch_a(c), 0, va, q}, [&] {
-          return wavefronts(lanes, w * va,
+        {int(Access::FragmentA), lanes, w * va / per_word, la, pitch_a(c), 0, va, q}, [&] {
+          return wavefronts(lanes, w * va / per_word,
                             [&](int t) { return index_a(c, t / 4, t % 4 * q) / va; });
         });
     b.read_b = remembered_wavefronts(
-        {int(Access::FragmentB), lanes, w * vb, lb, pitch_b(c), 0, vb, q}, [&] {
-          return wavefronts(lanes, w * vb,
+        {int(Access::FragmentB), lanes, w * vb / per_word, lb, pitch_b(c), 0, vb, q}, [&] {
+          return wavefronts(lanes, w * vb / per_word,
                             [&](int t) { return index_b(c, t % 4 * q, t / 4) / vb; });
         });
   } else {
@@ -137,18 +141,34 @@ BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op
                             [&](int t) { return index_b(c, 0, (t / c.dim_x) * vs) / vs; });
         });
   }
+  // Staging stores: a lane's first element. H, B and T count a lane's whole vector (vec_words
+  // words from its first), as vector stores and cp.async copies land; the FP32 and FP64 kinds
+  // keep the count their calibrations were fitted with.
+  const bool whole = is_reduced(p);
+  const auto vec_words = [&](int vec) {
+    return whole ? std::max(1, vec * element_bytes(p) / 4) : w;
+  };
+  const auto unit = [&](int vec) { return whole ? std::max(vec, per_word) : 1; };
+  const int wa = vec_words(c.vec_a), wb = vec_words(c.vec_b), ua = unit(c.vec_a),
+            ub = unit(c.vec_b);
+  if (whole) {
+    b.stores_per_element_a = 1.0 / c.vec_a;
+    b.stores_per_element_b = 1.0 / c.vec_b;
+  }
   b.store_a = remembered_wavefronts(
-      {int(Access::StoreA), lanes, w, la, pitch_a(c), c.dim_xa, c.vec_a, int(op_a)}, [&] {
-        return wavefronts(lanes, w, [&](int t) {
+      {int(Access::StoreA), lanes, wa * 64 + ua, la, pitch_a(c), c.dim_xa, c.vec_a, int(op_a)},
+      [&] {
+        return wavefronts(lanes, wa, [&](int t) {
           const int row = (t % c.dim_xa) * c.vec_a, col = t / c.dim_xa;
-          return op_a == Op::N ? index_a(c, row, col) : index_a(c, col, row);
+          return (op_a == Op::N ? index_a(c, row, col) : index_a(c, col, row)) / ua;
         });
       });
   b.store_b = remembered_wavefronts(
-      {int(Access::StoreB), lanes, w, lb, pitch_b(c), c.dim_xb, c.vec_b, int(op_b)}, [&] {
-        return wavefronts(lanes, w, [&](int t) {
+      {int(Access::StoreB), lanes, wb * 64 + ub, lb, pitch_b(c), c.dim_xb, c.vec_b, int(op_b)},
+      [&] {
+        return wavefronts(lanes, wb, [&](int t) {
           const int row = (t % c.dim_xb) * c.vec_b, col = t / c.dim_xb;
-          return op_b == Op::N ? index_b(c, row, col) : index_b(c, col, row);
+          return (op_b == Op::N ? index_b(c, row, col) : index_b(c, col, row)) / ub;
         });
       });
   return b;
@@ -176,7 +196,8 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b) {
 double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b) {
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
-  const double stores = loads_a * b.store_a + loads_b * b.store_b;
+  const double stores =
+      loads_a * b.stores_per_element_a * b.store_a + loads_b * b.stores_per_element_b * b.store_b;
   // An mma step reads one A element per 8-row tile and one B element per column pair tile for
   // 4 values of k, as vectors of the profile's fragment_vector elements.
   if (c.mma)
@@ -188,7 +209,8 @@ double warp_smem_wavefronts_per_step(const KernelConfig& c, const BankProfile& b
 }
 
 std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
-  const double rw = element_bytes(p) / 4.0;
+  // Registers per element of A and B (inputs, fragments, staged loads) and of the accumulators.
+  const double rw = element_bytes(p) / 4.0, rw_c = c_element_bytes(p) / 4.0;
   const double loads_a = double(c.blk_m) * c.blk_k / c.threads();
   const double loads_b = double(c.blk_n) * c.blk_k / c.threads();
   // The cp.async pipeline stages nothing in registers.
@@ -197,20 +219,25 @@ std::array<double, 6> register_features(const KernelConfig& c, Precision p) {
   const double staged = c.async_copy ? 0.0 : loads_a + loads_b - pf;
   const double addresses = loads_a / c.vec_a + loads_b / c.vec_b;
   return {1.0,
-          double(c.thr_m()) * c.thr_n() * rw,
+          double(c.thr_m()) * c.thr_n() * rw_c,
           double(c.thr_m() + c.thr_n()) * rw,
           pf * rw,
           staged * rw,
           addresses};
 }
 
-const RegisterModel& default_register_model() {
+const RegisterModel& default_register_model(Precision p) {
   // Fitted with `gemmtune fit-registers --arch sm_90 --samples 112` (NVRTC 13.0 ptxas, 92
   // non-spilling configurations of the pruned spaces of all precisions and op shapes,
   // 2026-11-22): mean |error| 12.6, largest 53 registers. The stated error is that largest
   // residual plus 20%, since it must hold for configurations outside the sample too.
   static const RegisterModel model{{42.748, 1.152, 0.045, 1.329, 0.673, 0.293}, 64.0};
-  return model;
+  // H, B, T: `gemmtune fit-registers --arch sm_90 --samples 160 --seed 1 --precisions hbt`
+  // (NVRTC 13.0, 123 non-spilling configurations of 156, 2026-11-27): mean |error| 18.2,
+  // largest 96 registers; stated 96 plus 20%. These features were made for the SIMT and FP64
+  // kernels and fit the packed fragments less well.
+  static const RegisterModel reduced{{43.940, 1.101, 1.181, 0.989, 0.131, 1.007}, 115.0};
+  return is_reduced(p) ? reduced : model;
 }
 
 double raw_register_estimate(const KernelConfig& c, Precision p, const RegisterModel& model) {
@@ -249,7 +276,7 @@ RegisterModel fit_register_model(const std::vector<RegisterSample>& samples) {
 namespace gemmtune {
 
 double c_store_sectors_per_warp(const KernelConfig& c, const Problem& p) {
-  const int e = element_bytes(p.precision);
+  const int e = c_element_bytes(p.precision);
   // mma layout: 8 consecutive rows in each of 4 columns per store instruction.
   if (c.mma) return 4 * std::ceil(8.0 * e / 32.0);
   // Lanes run along M first: min(DIM_X, 32) of them per column of C, VEC_S rows apart.

@@ -1,6 +1,7 @@
 // BatchedData: a batch of matrices of their own shapes on the device, with an FP64 host reference
 // per matrix, for verifying and timing pointer-array and variable-size kernels.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -114,6 +115,10 @@ BatchedData::BatchedData(Precision precision, Op op_a, Op op_b, std::vector<Matr
     : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
   if (shapes.empty()) throw InputError("a batch needs at least one matrix");
+  if (is_reduced(precision))
+    throw InputError(
+        std::string("pointer-array and variable-size batches take s, d, c or z, not ") +
+        char(std::tolower(to_char(precision))) + " (FP16, BF16 and TF32 run as strided batches)");
   d.precision = precision;
   d.op_a = op_a;
   d.op_b = op_b;

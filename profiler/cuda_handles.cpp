@@ -153,6 +153,7 @@ const CublasApi& CublasApi::get() {
     library.resolve("cublasDgemmStridedBatched", a.dgemm_strided_batched);
     library.resolve("cublasCgemmStridedBatched", a.cgemm_strided_batched);
     library.resolve("cublasZgemmStridedBatched", a.zgemm_strided_batched);
+    library.resolve("cublasGemmStridedBatchedEx", a.gemm_strided_batched_ex);
     return a;
   }();
   return api;

@@ -151,6 +151,13 @@ struct CublasApi {
   decltype(&cublasDgemmStridedBatched) dgemm_strided_batched = nullptr;
   decltype(&cublasCgemmStridedBatched) cgemm_strided_batched = nullptr;
   decltype(&cublasZgemmStridedBatched) zgemm_strided_batched = nullptr;
+  // H, B, T; the C entry point (the header adds a C++ overload, so no decltype).
+  cublasStatus_t (*gemm_strided_batched_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                            int, int, int, const void*, const void*, cudaDataType,
+                                            int, long long, const void*, cudaDataType, int,
+                                            long long, const void*, void*, cudaDataType, int,
+                                            long long, int, cublasComputeType_t,
+                                            cublasGemmAlgo_t) = nullptr;
   static const CublasApi& get();
 };
 

@@ -31,6 +31,13 @@ int fp64_mma_fmas(int major, int minor) {
   return 0;
 }
 
+// FP16/BF16 FMAs per clock per SM through mma.sync, as the built-in table has them (TF32 at
+// half): the data-centre parts; the consumer ones accumulate FP32 at a part-rate the space does
+// not model.
+int fp16_mma_fmas(int major, int minor) {
+  return (major == 8 || major == 9) && minor == 0 ? 1024 : 0;
+}
+
 }  // namespace
 
 int cuda_device_count() {
@@ -64,6 +71,8 @@ DeviceSpec query_local_device() {
   d.fp32_lanes_per_sm = fp32;
   d.fp64_lanes_per_sm = fp64;
   d.fp64_mma_per_sm = fp64_mma_fmas(prop.major, prop.minor);
+  d.fp16_mma_per_sm = fp16_mma_fmas(prop.major, prop.minor);
+  d.tf32_mma_per_sm = d.fp16_mma_per_sm / 2;
   d.regs_per_sm = prop.regsPerMultiprocessor;
   d.regs_per_block = prop.regsPerBlock;
   d.smem_per_sm = std::int64_t(prop.sharedMemPerMultiprocessor);

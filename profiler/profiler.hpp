@@ -113,7 +113,7 @@ Evaluation evaluation_of(const KernelConfig& config, const CompileResult& compil
                          const Measurement& m);
 
 // Relative-error threshold per precision for agreement with cuBLAS.
-double verify_tolerance(Precision p);
+double verify_tolerance(Precision p, std::int64_t k = 1);
 
 // One GPU, its stream, cuBLAS handle and the buffers of the last problem. Inputs are random
 // (never zeros); the output is poisoned before each verified launch; timings use events after

@@ -49,7 +49,11 @@ Evaluation evaluation_of(const KernelConfig& config, const CompileResult& compil
   return e;
 }
 
-double verify_tolerance(Precision p) {
+double verify_tolerance(Precision p, std::int64_t k) {
+  // H, B and T inputs are drawn exactly representable (fill_random), so only the tensor cores'
+  // FP32 accumulation errs: it truncates, up to 2^-23 per mma of 16 (or fewer) k, K/16 of them
+  // in a row.
+  if (is_reduced(p)) return std::max(5e-5, double(std::max<std::int64_t>(k, 16)) / 16 * 0x1p-23);
   return is_double(p) ? 1e-11 : 5e-5;
 }
 
@@ -84,9 +88,24 @@ void time_on_stream(const TimingOptions& t, Measurement& m, double flops, cudaSt
   m.gflops = flops / m.median_s * 1e-9;
 }
 
-// Bytes of one matrix of a strided batch, with its leading dimension.
-size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, Precision p) {
-  return size_t(ld) * size_t(cols) * size_t(batch) * size_t(element_bytes(p));
+// Bytes of one matrix of a strided batch, with its leading dimension and element size.
+size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, int element_bytes) {
+  return size_t(ld) * size_t(cols) * size_t(batch) * size_t(element_bytes);
+}
+
+// The bits of v in FP16 or BF16, for values exactly representable there (fill_random's): normal
+// FP16 values (|v| >= 2^-14) and BF16 values of 8 significant bits.
+std::uint16_t half_bits(float v) {
+  std::uint32_t f = 0;
+  std::memcpy(&f, &v, 4);
+  const std::uint32_t sign = (f >> 16) & 0x8000u;
+  const int exponent = int((f >> 23) & 0xFF) - 127 + 15;
+  return std::uint16_t(sign | (std::uint32_t(exponent) << 10) | ((f >> 13) & 0x3FFu));
+}
+std::uint16_t bf16_bits(float v) {
+  std::uint32_t f = 0;
+  std::memcpy(&f, &v, 4);
+  return std::uint16_t(f >> 16);
 }
 
 cublasOperation_t to_cublas(Op op) {
@@ -122,7 +141,9 @@ struct GpuSession::Impl {
     check(api.set_stream(h, stream->get()), "cublasSetStream");
     // Single precision as written (pedantic: no TF32); double precision in cuBLAS's default
     // mode, which uses the FP64 tensor cores: the baseline a user actually gets.
-    check(api.set_math_mode(h, is_double(p.precision) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
+    check(api.set_math_mode(h, is_double(p.precision) || is_reduced(p.precision)
+                                   ? CUBLAS_DEFAULT_MATH
+                                   : CUBLAS_PEDANTIC_MATH),
           "cublasSetMathMode");
     const auto ta = to_cublas(p.op_a), tb = to_cublas(p.op_b);
     const int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda), ldb = int(p.ldb),
@@ -163,19 +184,55 @@ struct GpuSession::Impl {
                   p.stride_c(), batch),
               "cublasZgemmStridedBatched");
         break;
+      case Precision::H:
+      case Precision::B:
+      case Precision::T: {
+        // The same input and compute types as the kernels: FP16 or BF16 (FP32 rounded to TF32)
+        // inputs, FP32 accumulation and C.
+        const cudaDataType_t in = p.precision == Precision::H   ? CUDA_R_16F
+                                  : p.precision == Precision::B ? CUDA_R_16BF
+                                                                : CUDA_R_32F;
+        const cublasComputeType_t compute =
+            p.precision == Precision::T ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        check(api.gemm_strided_batched_ex(h, ta, tb, m, n, k, &alpha, a_ptr, in, lda, p.stride_a(),
+                                          b_ptr, in, ldb, p.stride_b(), &beta,
+                                          const_cast<void*>(c_in_out), CUDA_R_32F, ldc,
+                                          p.stride_c(), batch, compute, CUBLAS_GEMM_DEFAULT),
+              "cublasGemmStridedBatchedEx");
+        break;
+      }
     }
   }
 
   // Random values in [-1, 1) for every real component (never zeros, never a pattern), exactly
-  // representable in the buffer's precision; returned in double for the FP64 reference.
+  // representable in the buffer's precision; returned in double for the FP64 reference. H, B
+  // and T inputs (of_inputs): multiples of 2^-10 (H, T) or 2^-7 (B) that are not zero, exact
+  // in FP16, TF32 or BF16, so that the kernels and cuBLAS multiply the same values.
   std::vector<double> fill_random(gpu::DeviceBuffer<unsigned char>& buf, Precision p,
-                                  std::uint32_t seed) {
+                                  std::uint32_t seed, bool of_inputs = false) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    const size_t reals = buf.bytes() / size_t(real_bytes(p));
+    // Bytes of one real value in the buffer: H and B inputs are 16-bit; all else as C's parts.
+    const int bytes = of_inputs && is_reduced(p) ? element_bytes(p) : real_bytes(p);
+    const size_t reals = buf.bytes() / size_t(bytes);
     std::vector<double> values(reals);
     std::vector<unsigned char> host(buf.bytes());
-    if (is_double(p)) {
+    if (of_inputs && is_reduced(p)) {
+      const int steps = p == Precision::B ? 128 : 1024;
+      std::uniform_int_distribution<int> step(-steps, steps - 1);
+      for (size_t i = 0; i < reals; ++i) {
+        int s = 0;
+        while (s == 0) s = step(rng);
+        const float v = float(s) / float(steps);
+        values[i] = v;
+        if (bytes == 4) {
+          std::memcpy(host.data() + 4 * i, &v, 4);
+        } else {
+          const std::uint16_t bits = p == Precision::H ? half_bits(v) : bf16_bits(v);
+          std::memcpy(host.data() + 2 * i, &bits, 2);
+        }
+      }
+    } else if (is_double(p)) {
       auto* v = reinterpret_cast<double*>(host.data());
       for (size_t i = 0; i < reals; ++i) v[i] = values[i] = dist(rng);
     } else {
@@ -294,12 +351,16 @@ void GpuSession::prepare(const Problem& problem) {
   s.c_host = {};
   s.reference.clear();
   const Precision pr = problem.precision;
-  const size_t a_bytes = matrix_bytes(problem.lda, problem.cols_a(), problem.batch, pr);
-  const size_t b_bytes = matrix_bytes(problem.ldb, problem.cols_b(), problem.batch, pr);
-  const size_t c_bytes = matrix_bytes(problem.ldc, problem.n, problem.batch, pr);
+  const size_t a_bytes =
+      matrix_bytes(problem.lda, problem.cols_a(), problem.batch, element_bytes(pr));
+  const size_t b_bytes =
+      matrix_bytes(problem.ldb, problem.cols_b(), problem.batch, element_bytes(pr));
+  const size_t c_bytes = matrix_bytes(problem.ldc, problem.n, problem.batch, c_element_bytes(pr));
   // A, B, C, C's input copy, and (transiently) FP64 copies of all three for the reference.
-  const size_t widen = is_double(pr) ? 1 : 2;
-  const size_t need = a_bytes + b_bytes + 2 * c_bytes + widen * (a_bytes + b_bytes + c_bytes);
+  const size_t widen = size_t(8 / real_bytes(pr)),
+               widen_ab = size_t(8 * (is_complex(pr) ? 2 : 1) / element_bytes(pr));
+  const size_t need =
+      a_bytes + b_bytes + 2 * c_bytes + widen_ab * (a_bytes + b_bytes) + widen * c_bytes;
   size_t free_bytes = 0, total = 0;
   check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
   if (need > free_bytes * 9 / 10)
@@ -312,8 +373,8 @@ void GpuSession::prepare(const Problem& problem) {
   s.c = gpu::DeviceBuffer<unsigned char>(c_bytes);
   s.c0 = gpu::DeviceBuffer<unsigned char>(c_bytes);
   s.c_host = gpu::PinnedHostBuffer<unsigned char>(c_bytes);
-  const auto ha = s.fill_random(s.a, pr, 11);
-  const auto hb = s.fill_random(s.b, pr, 23);
+  const auto ha = s.fill_random(s.a, pr, 11, true);
+  const auto hb = s.fill_random(s.b, pr, 23, true);
   s.reference = s.fill_random(s.c0, pr, 37);
   {
     // The reference is FP64 (DGEMM or ZGEMM on the same values), so it judges FP32 kernels and
@@ -365,12 +426,12 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
     }
     check(cudaStreamSynchronize(s.stream->get()), "kernel execution");
     m.rel_error = s.relative_error(p);
-    if (!(m.rel_error <= verify_tolerance(p.precision))) {
+    if (!(m.rel_error <= verify_tolerance(p.precision, p.k))) {
       m.status = Status::Wrong;
       m.error = std::isnan(m.rel_error)
                     ? "output left unwritten (NaN poison survived)"
                     : "relative error " + std::to_string(m.rel_error) + " exceeds " +
-                          std::to_string(verify_tolerance(p.precision));
+                          std::to_string(verify_tolerance(p.precision, p.k));
       return m;
     }
     s.time(timing, m, p.flops(), launch);

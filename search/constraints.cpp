@@ -2,6 +2,7 @@
 #include "search/constraints.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace gemmtune {
@@ -83,6 +84,10 @@ bool main_loop_supported(const KernelConfig& c, const Problem& p, const DeviceSp
 
 bool main_loop_layout_ok(const KernelConfig& c, const Problem& p) {
   return main_loop_rules_of(c).layout_ok(c, p);
+}
+
+bool family_layout_ok(const KernelConfig& c, const Problem& p) {
+  return family_rules_of(c).layout_ok(c, p);
 }
 
 bool shared_vector_ok(const KernelConfig& c, const Problem& p) {
@@ -190,15 +195,27 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                     ") and copies of 4, 8 or 16 bytes (VA " + std::to_string(c.vec_a) + ", VB " +
                     std::to_string(c.vec_b) + " of " + std::to_string(element_bytes(p.precision)) +
                     "-byte elements)");
-  if (!family_supported(c, p, d))
-    return fail(Stage::LayoutDivides,
-                "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
-                    (c.mma >= 2 ? " with m16n8 shapes (sm_90 and later)" : "") + ", which " +
-                    d.name + " (" + d.arch() + ") lacks at full rate");
+  if (!family_supported(c, p, d)) {
+    const char prec = char(std::tolower(to_char(p.precision)));
+    std::string why;
+    if (is_reduced(p.precision))
+      why = std::string("precision ") + prec + " runs on tensor cores only, with MM" +
+            (p.precision == Precision::T ? "2 or MM3 (m16n8k4, m16n8k8)"
+                                         : "3 or MM4 (m16n8k8, m16n8k16)") +
+            ", and needs a device with them (" + d.name + " has fp16_mma_per_sm " +
+            std::to_string(d.fp16_mma_per_sm) + ", tf32_mma_per_sm " +
+            std::to_string(d.tf32_mma_per_sm) + "); got MM" + std::to_string(c.mma);
+    else if (c.mma != 0 && !is_double(p.precision))
+      why = "MM" + std::to_string(c.mma) + " needs precision d, z, h, b or t (got " + prec + ")";
+    else
+      why = "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +
+            (c.mma >= 2 ? " with m16n8 shapes (sm_90 and later)" : "") + ", which " + d.name +
+            " (" + d.arch() + ") lacks at full rate";
+    return fail(Stage::LayoutDivides, why);
+  }
   if (!warp_tile_fits(c, p))
     return fail(Stage::LayoutDivides,
-                "MM" + std::to_string(c.mma) + " (FP64 tensor cores) needs precision D or Z (got " +
-                    std::string(1, to_char(p.precision)) + "), DX a multiple of 8 (" +
+                "MM" + std::to_string(c.mma) + " (tensor cores) needs DX a multiple of 8 (" +
                     std::to_string(c.dim_x) + "), DY of 4 (" + std::to_string(c.dim_y) +
                     "), an even thread tile along N (" + std::to_string(c.thr_n()) +
                     ") and for MM2-4 along M (" + std::to_string(c.thr_m()) +
@@ -257,7 +274,13 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
                           ", padding divisible by VA and VB, and ST 2..4 (got " + c.id() + ")"
                     : "ST" + std::to_string(c.stages) +
                           ": more than 2 stages needs the cp.async pipeline (AC1)");
-  const double regs = raw_register_estimate(c, p.precision, default_register_model());
+  if (!family_layout_ok(c, p))
+    return fail(Stage::SharedVector,
+                "precision " + std::string(1, char(std::tolower(to_char(p.precision)))) +
+                    " reads mma fragments as words of k-contiguous shared rows: it needs LA0, LB0 "
+                    "and BK + PD a multiple of " +
+                    std::to_string(c.mma_k() / 4) + " (got " + c.id() + ")");
+  const double regs = raw_register_estimate(c, p.precision, default_register_model(p.precision));
   if (regs > register_limit(c, d))
     return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +
                                                " registers per thread exceeds the limit of " +

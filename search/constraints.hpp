@@ -31,6 +31,7 @@ bool family_supported(const KernelConfig& c, const Problem& p, const DeviceSpec&
 bool warp_tile_fits(const KernelConfig& c, const Problem& p);
 bool main_loop_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d);
 bool main_loop_layout_ok(const KernelConfig& c, const Problem& p);
+bool family_layout_ok(const KernelConfig& c, const Problem& p);
 int register_limit(const KernelConfig& c, const DeviceSpec& d);
 // What estimate_registers makes of a raw estimate: rounded up, within [16, launch-bounds cap].
 int clamp_registers(double raw, const KernelConfig& c);

@@ -187,10 +187,12 @@ struct Walker {
 
   double raw_registers(const KernelConfig& c) {
     if (c.prefetch < 0 || c.prefetch > 3)
-      return raw_register_estimate(c, ctx.problem.precision, default_register_model());
+      return raw_register_estimate(c, ctx.problem.precision,
+                                   default_register_model(ctx.problem.precision));
     const size_t i = size_t(c.prefetch);
     if (!regs_ready[i]) {
-      regs_raw[i] = raw_register_estimate(c, ctx.problem.precision, default_register_model());
+      regs_raw[i] = raw_register_estimate(c, ctx.problem.precision,
+                                          default_register_model(ctx.problem.precision));
       regs_ready[i] = true;
     }
     return regs_raw[i];
@@ -242,7 +244,8 @@ struct Walker {
     bank_cost_min = std::numeric_limits<double>::infinity();
     KernelConfig c = tiling;
     for_each_combination(c, shared_reads, [&] {
-      if (!detail::shared_vector_ok(c, ctx.problem)) return;
+      if (!detail::shared_vector_ok(c, ctx.problem) || !detail::family_layout_ok(c, ctx.problem))
+        return;
       const double cost = detail::smem_cost(c, ctx.problem);
       bank_cost[bank_index(c)] = cost;
       bank_cost_min = std::min(bank_cost_min, cost);
@@ -265,7 +268,7 @@ struct Walker {
         return detail::vector_aligned(c, p);
       case Stage::SharedVector:
         return (!c.shared32 || c.has_shared32_path()) && detail::shared_vector_ok(c, p) &&
-               detail::main_loop_layout_ok(c, p);
+               detail::main_loop_layout_ok(c, p) && detail::family_layout_ok(c, p);
       case Stage::SharedMemory:
         return shared_bytes(c, p.precision) <= d.smem_per_block_optin;
       case Stage::RegistersPerThread:

@@ -238,7 +238,7 @@ TEST_CASE(
   std::vector<CompiledInfo> info;
   for (const auto& [c, t] : first_predicted(p, d, 12)) {
     configs.push_back(c);
-    info.push_back({estimate_registers(c, p.precision, default_register_model()), 0});
+    info.push_back({estimate_registers(c, p.precision, default_register_model(p.precision)), 0});
   }
   info[0].registers = 255;
   info[1] = CompiledInfo{};    // failed to compile

@@ -21,14 +21,14 @@ static std::vector<std::pair<Op, Op>> op_shapes(Precision p) {
 }
 
 TEST_CASE("compile: a sample of every precision and op shape for sm_80 and sm_90", "[compile]") {
-  const RegisterModel& model = default_register_model();
   // Each architecture's own space: sm_90 adds the m16n8k4 tensor-core kernels.
   for (const char* gpu : {"A100", "H100-SXM"}) {
     const DeviceSpec device = find_builtin_device(gpu);
     const std::string arch = device.arch();
     std::vector<CompileJob> jobs;
     int salt = 0;
-    for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+    for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z, Precision::H,
+                         Precision::B, Precision::T})
       for (auto [a, b] : op_shapes(pr)) {
         Problem p;
         p.precision = pr;
@@ -51,6 +51,7 @@ TEST_CASE("compile: a sample of every precision and op shape for sm_80 and sm_90
       CHECK(results[i].cubin.size() > 1000);
       CHECK(results[i].registers > 0);
       CHECK(results[i].static_smem_bytes == 0);  // the template uses dynamic shared memory
+      const RegisterModel& model = default_register_model(jobs[i].precision);
       const int estimate = estimate_registers(jobs[i].config, jobs[i].precision, model);
       CHECK(std::abs(estimate - results[i].registers) <= model.stated_error);
     }

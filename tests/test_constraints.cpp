@@ -330,7 +330,7 @@ TEST_CASE("constraints: tensor-core kernels only where they can run", "[search]"
     return v ? v->message : std::string();
   };
   CHECK_THAT(message(problem(Precision::S, Op::N, Op::N, 1024, 1024, 1024), h100, c),
-             Catch::Contains("precision D or Z (got S)"));
+             Catch::Contains("precision d, z, h, b or t (got s)"));
   CHECK_THAT(message(d, v100, c), Catch::Contains("FP64 tensor cores") && Catch::Contains("sm_70"));
   KernelConfig narrow = c;
   narrow.dim_x = 4;

@@ -26,9 +26,8 @@ const Case kCases[] = {
     {"BM32_BN32_BK8_DX8_DY8_DXA32_DXB8", Precision::S, "register-staged SIMT", "register-staged"},
     {"BM64_BN64_BK8_DX16_DY16_DXA64_DXB8_VA1_VB1_LA1_LB0_ST3_AC1", Precision::S, "cp.async SIMT",
      "cp.async multistage"},
-    {"BM32_BN32_BK8_DX8_DY16_DXA32_DXB8_ST2_MM1", Precision::D, "FP64 mma", "register-staged"},
-    {"BM32_BN64_BK8_DX8_DY16_DXA32_DXB8_ST3_MM2_AC1", Precision::D, "FP64 mma",
-     "cp.async multistage"},
+    {"BM32_BN32_BK8_DX8_DY16_DXA32_DXB8_ST2_MM1", Precision::D, "mma", "register-staged"},
+    {"BM32_BN64_BK8_DX8_DY16_DXA32_DXB8_ST3_MM2_AC1", Precision::D, "mma", "cp.async multistage"},
 };
 
 bool contains(const std::string& text, const std::string& part) {
@@ -56,7 +55,7 @@ TEST_CASE("families: each configuration has exactly one family and one of its ma
                         [&](const Family& f) { return f.rules->selects(config); });
       CHECK(selecting == 1);
       const Family& f = family_of(config);
-      CHECK(f.rules->bit == (mma ? kFp64Mma : async_copy ? kCpAsyncSimt : kRegisterStagedSimt));
+      CHECK(f.rules->bit == (mma ? kMma : async_copy ? kCpAsyncSimt : kRegisterStagedSimt));
       CHECK(main_loop_of(config).rules->async_copy == async_copy);
     }
 }
@@ -117,12 +116,12 @@ TEST_CASE("families: a family's parameters are the parameter table's", "[familie
       return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
     };
     CHECK(uses("BM"));
-    CHECK(uses("MM") == (f.rules->bit == kFp64Mma));
+    CHECK(uses("MM") == (f.rules->bit == kMma));
     CHECK(uses("AC") == (f.rules->bit != kRegisterStagedSimt));
     // The cp.async pipeline has no register prefetch; only SIMT kernels store C by vectors.
     CHECK(uses("PF") == (f.rules->bit != kCpAsyncSimt));
-    CHECK(uses("VC") == (f.rules->bit != kFp64Mma));
-    CHECK(uses("SL") == (f.rules->bit != kFp64Mma));
+    CHECK(uses("VC") == (f.rules->bit != kMma));
+    CHECK(uses("SL") == (f.rules->bit != kMma));
   }
   // Every parameter shapes some family.
   for (const TuningParameter& p : tuning_parameters()) CHECK(declared.count(p.token) == 1);
@@ -140,7 +139,7 @@ TEST_CASE("families: the funnel's family constraints are the families' own rules
   // m16n8k8 FP64 mma: on Hopper, not on the A100 (m8n8k4 only); a D problem, never an S one.
   const KernelConfig mma = KernelConfig::parse("BM64_BN64_BK8_DX8_DY16_DXA64_DXB8_ST2_MM3");
   const FamilyRules& fp64 = family_rules_of(mma);
-  CHECK(std::string(fp64.name) == "FP64 mma");
+  CHECK(std::string(fp64.name) == "mma");
   CHECK(fp64.supported(mma, d, h100));
   CHECK_FALSE(fp64.supported(mma, d, a100));
   CHECK(fp64.warp_tile_fits(mma, d));
@@ -208,4 +207,63 @@ TEST_CASE("families: every family has its own model terms", "[families]") {
   simt.prefetch = 3;
   CHECK(main_loop_terms(simt).steps_hiding_loads == 1.0);
   CHECK(main_loop_terms(simt).staging_stores_per_element == 1.0);
+}
+
+TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their own shapes",
+          "[families]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM"), v100 = find_builtin_device("V100");
+  const Problem h = make_problem(Precision::H, Op::T, Op::N, 1024, 1024, 1024);
+  const Problem t = make_problem(Precision::T, Op::T, Op::N, 1024, 1024, 1024);
+  const KernelConfig k16 =
+      KernelConfig::parse("BM64_BN64_BK32_DX8_DY16_DXA4_DXB4_VA8_VB8_LA0_LB0_ST3_MM4_AC1");
+  CHECK(check_hard(h, h100, k16) == std::nullopt);
+  // Fragments are words of k-contiguous rows: LA1 is refused, and the message says why.
+  KernelConfig la1 = k16;  // staged through registers, which could write either layout
+  la1.async_copy = 0;
+  la1.stages = 2;
+  REQUIRE(check_hard(h, h100, la1) == std::nullopt);
+  la1.smem_a_kmajor = 1;
+  const auto la_fail = check_hard(h, h100, la1);
+  REQUIRE(la_fail.has_value());
+  CHECK_THAT(la_fail->message, Catch::Contains("LA0, LB0"));
+  KernelConfig odd_pad = k16;
+  odd_pad.pad = 2;  // 34 halves a row: not whole fragments of 4
+  CHECK(check_hard(h, h100, odd_pad).has_value());
+  // TF32 takes m16n8k4 and m16n8k8 only; FP16 m16n8k8 and m16n8k16.
+  KernelConfig tf32 = k16;
+  tf32.vec_a = tf32.vec_b = 4;
+  const auto t_fail = check_hard(t, h100, tf32);
+  REQUIRE(t_fail.has_value());
+  CHECK_THAT(t_fail->message, Catch::Contains("MM2 or MM3"));
+  tf32.mma = 3;
+  CHECK(check_hard(t, h100, tf32) == std::nullopt);
+  KernelConfig m8n8 = k16;
+  m8n8.mma = 1;
+  CHECK(check_hard(h, h100, m8n8).has_value());
+  // No SIMT kernel computes in FP16, and a GPU without the tensor cores refuses them.
+  KernelConfig simt = k16;
+  simt.mma = 0;
+  const auto simt_fail = check_hard(h, h100, simt);
+  REQUIRE(simt_fail.has_value());
+  CHECK_THAT(simt_fail->message, Catch::Contains("tensor cores only"));
+  CHECK(check_hard(h, v100, k16).has_value());
+  CHECK(pruned_space(h, v100).empty());
+  // The pruned spaces hold nothing else.
+  for (const Problem& p : {h, t, make_problem(Precision::B, Op::N, Op::N, 300, 200, 100)}) {
+    const auto space = pruned_space(p, h100);
+    INFO(p.shape_id());
+    REQUIRE(space.size() > 100);
+    std::set<int> shapes;
+    for (const auto& c : space) {
+      CHECK(c.smem_a_kmajor == 0);
+      CHECK(c.smem_b_kmajor == 0);
+      shapes.insert(c.mma);
+    }
+    CHECK(shapes == (p.precision == Precision::T ? std::set<int>{2, 3} : std::set<int>{3, 4}));
+  }
+  // The tensor pipe's rate: TF32 at half the FP16 rate, so the same tile is predicted slower.
+  CHECK(h100.peak_gflops(Precision::H) == Approx(2.0 * 1024 * 132 * 1980 * 1e-3));
+  CHECK(h100.peak_gflops(Precision::T) == Approx(h100.peak_gflops(Precision::H) / 2));
+  const Prediction ph = predict(h, h100, k16), pt = predict(t, h100, tf32);
+  CHECK(pt.t_compute > 1.9 * ph.t_compute);
 }

@@ -271,7 +271,7 @@ TEST_CASE("model: the cp.async pipeline hides latency with depth and frees regis
   KernelConfig piped = staged;
   piped.async_copy = 1;
   piped.prefetch = 0;
-  const RegisterModel& regs = default_register_model();
+  const RegisterModel& regs = default_register_model(Precision::S);
   CHECK(estimate_registers(piped, p.precision, regs) <
         estimate_registers(staged, p.precision, regs));
   // With everything else held (registers as compiled), deeper pipelines expose less latency.

@@ -65,7 +65,28 @@ TEST_CASE("problem: precision and op names", "[core]") {
   CHECK(parse_precision("z") == Precision::Z);
   CHECK(parse_precision("D") == Precision::D);
   CHECK(parse_op("c") == Op::C);
-  CHECK_THROWS_WITH(parse_precision("h"), Catch::Contains("'h'") && Catch::Contains("s, d, c, z"));
+  CHECK(parse_precision("h") == Precision::H);
+  CHECK(parse_precision("B") == Precision::B);
+  CHECK(parse_precision("t") == Precision::T);
+  CHECK_THROWS_WITH(parse_precision("q"),
+                    Catch::Contains("'q'") && Catch::Contains("s, d, c, z, h, b, t"));
+  for (Precision p : {Precision::H, Precision::B, Precision::T}) {
+    INFO(to_char(p));
+    CHECK(is_reduced(p));
+    CHECK_FALSE(is_double(p));
+    CHECK_FALSE(is_complex(p));
+    CHECK(c_element_bytes(p) == 4);
+    CHECK(parse_precision(std::string(1, to_char(p))) == p);
+  }
+  CHECK(element_bytes(Precision::H) == 2);
+  CHECK(element_bytes(Precision::B) == 2);
+  CHECK(element_bytes(Precision::T) == 4);
+  CHECK_FALSE(is_reduced(Precision::S));
+  CHECK(c_element_bytes(Precision::Z) == 16);
+  // FP16 inputs are half the bytes of FP32 ones; C stays FP32.
+  const Problem h = make_problem(Precision::H, Op::T, Op::N, 100, 200, 300);
+  CHECK(h.min_bytes() == 2.0 * (100 * 300 + 300 * 200) + 4.0 * 100 * 200);
+  CHECK(h.shape_id() == "h_tn_100x200x300_b1");
   CHECK_THROWS_WITH(parse_op("x"), Catch::Contains("'x'"));
   CHECK(element_bytes(Precision::Z) == 16);
   CHECK(fmas_per_madd(Precision::C) == 4);

@@ -66,7 +66,8 @@ std::vector<Evaluation> record(const Problem& p, const DeviceSpec& d, const Spac
                               factor(size_t(c.dim_x * 1009 + c.dim_y * 17 + c.prefetch), 0.10);
     Evaluation e;
     e.config = c;
-    e.registers = estimate_registers(c, p.precision, default_register_model()) + int(h % 17) - 8;
+    e.registers =
+        estimate_registers(c, p.precision, default_register_model(p.precision)) + int(h % 17) - 8;
     e.time_s = predict(p, d, c, {}, e.registers).time_s * systematic * factor(h, 0.02);
     if (h % 37 == 0) e.status = "compile_error";
     if (h % 41 == 0) {

@@ -102,6 +102,8 @@ void call_runtime(const BatchedData& data, Precision p, BatchKind kind, cudaStre
       return call_typed<std::complex<float>>(data, kind, stream);
     case Precision::Z:
       return call_typed<std::complex<double>>(data, kind, stream);
+    default:
+      FAIL("pointer and variable batches take s, d, c or z");
   }
 }
 

@@ -84,6 +84,38 @@ std::vector<KernelConfig> sample(const Problem& p, size_t count, unsigned salt,
   return out;
 }
 
+// Problems every kernel of an op shape must handle: the smallest, odd sizes, padded leading
+// dimensions with beta, a square and a strided batch.
+std::vector<Problem> edge_problems(Precision pr, Op a, Op b) {
+  return {make(pr, a, b, 1, 1, 1), make(pr, a, b, 7, 7, 7),
+          make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
+          make(pr, a, b, 1000, 1000, 1000),
+          make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // strided batch of 5
+}
+
+// The first want[k] candidates of each kind k (kind_of) valid for every problem, added as jobs
+// with those problems; returns how many of each kind were found.
+std::array<int, 2> pick_valid_for_all(const std::vector<KernelConfig>& candidates,
+                                      const std::vector<Problem>& problems, std::array<int, 2> want,
+                                      int (*kind_of)(const KernelConfig&),
+                                      std::vector<CompileJob>& jobs,
+                                      std::vector<std::vector<Problem>>& problems_of_job) {
+  const DeviceSpec& d = session().device();
+  const Problem& p0 = problems.front();
+  std::array<int, 2> picked{0, 0};
+  for (const auto& c : candidates) {
+    bool valid_for_all = true;
+    for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
+    const int kind = kind_of(c);
+    if (!valid_for_all || picked[size_t(kind)] == want[size_t(kind)]) continue;
+    jobs.push_back({c, p0.precision, p0.op_a, p0.op_b});
+    problems_of_job.push_back(problems);
+    ++picked[size_t(kind)];
+    if (picked == want) break;
+  }
+  return picked;
+}
+
 // Compiles the jobs, then measures each on every one of its problems: each must run and agree
 // with the reference. Returns the number of measurements.
 int check_against_reference(const std::vector<CompileJob>& jobs,
@@ -114,7 +146,8 @@ TEST_CASE("gpu: model occupancy equals the driver's for compiled kernels", "[gpu
   const DeviceSpec& d = session().device();
   std::vector<CompileJob> jobs;
   unsigned salt = 0;
-  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z, Precision::H,
+                       Precision::B, Precision::T})
     for (auto [a, b] : op_shapes(pr)) {
       for (const auto& c : sample(make(pr, a, b, 1024, 1024, 1024), 2, salt++))
         jobs.push_back({c, pr, a, b});
@@ -148,24 +181,12 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
   std::vector<std::vector<Problem>> problems_of_job;
   for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z})
     for (auto [a, b] : op_shapes(pr)) {
-      const std::vector<Problem> problems = {
-          make(pr, a, b, 1, 1, 1), make(pr, a, b, 7, 7, 7),
-          make(pr, a, b, 33, 17, 9, 3, 1, 0.5),  // lda > rows, beta != 0
-          make(pr, a, b, 1000, 1000, 1000),
-          make(pr, a, b, 20, 12, 40, 1, 5, 1.0)};  // strided batch of 5
+      const std::vector<Problem> problems = edge_problems(pr, a, b);
       // Two SIMT kernels, and for D and Z two on FP64 tensor cores where the GPU has them.
       const int want_mma = is_double(pr) && d.fp64_mma_per_sm > 0 ? 2 : 0;
-      int picked[2] = {0, 0};
-      for (const auto& c : sample(problems[3], 2000, salt++)) {
-        bool valid_for_all = true;
-        for (const Problem& p : problems) valid_for_all = valid_for_all && !check_hard(p, d, c);
-        const int kind = c.mma ? 1 : 0;
-        if (!valid_for_all || picked[kind] == (kind ? want_mma : 2)) continue;
-        jobs.push_back({c, pr, a, b});
-        problems_of_job.push_back(problems);
-        ++picked[kind];
-        if (picked[0] == 2 && picked[1] == want_mma) break;
-      }
+      const auto picked = pick_valid_for_all(
+          sample(problems[3], 2000, salt++), problems, {2, want_mma},
+          [](const KernelConfig& c) { return c.mma ? 1 : 0; }, jobs, problems_of_job);
       INFO(to_char(pr) << to_char(a) << to_char(b));
       CHECK(picked[0] == 2);
       CHECK(picked[1] == want_mma);
@@ -185,12 +206,89 @@ TEST_CASE("gpu: every precision and op shape agrees with cuBLAS, odd sizes and p
   CHECK(checked >= 250);
 }
 
+TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 reference", "[gpu]") {
+  const DeviceSpec& d = session().device();
+  if (d.fp16_mma_per_sm == 0) {
+    WARN("no FP16 tensor cores on " + d.name + ": nothing to check");
+    return;
+  }
+  unsigned salt = 0;
+  int checked = 0;
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
+  for (Precision pr : {Precision::H, Precision::B, Precision::T})
+    for (auto [a, b] : op_shapes(pr)) {
+      const std::vector<Problem> problems = edge_problems(pr, a, b);
+      // The model's best for the largest, then spread over the space: two kernels staged
+      // through registers and, for T, two through cp.async (its 4-byte copies land anywhere;
+      // 16-bit copies need even leading dimensions, checked below).
+      const int want_async = pr == Precision::T ? 2 : 0;
+      SpaceDomain domain;
+      domain.split_k = {0};
+      std::vector<KernelConfig> candidates;
+      for (const auto& r : rank_space(problems[3], d, 1, {}, domain).top)
+        candidates.push_back(r.config);
+      const auto space = pruned_space(make(pr, a, b, 512, 512, 512), d, domain);
+      for (size_t i = 0; i < 4000 && !space.empty(); ++i)
+        candidates.push_back(space[(i * 7919 + salt * 104729) % space.size()]);
+      ++salt;
+      const auto picked = pick_valid_for_all(
+          candidates, problems, {2, want_async},
+          [](const KernelConfig& c) { return c.async_copy ? 1 : 0; }, jobs, problems_of_job);
+      INFO(to_char(pr) << to_char(a) << to_char(b));
+      CHECK(picked[0] == 2);
+      CHECK(picked[1] == want_async);
+      for (size_t k = jobs.size() - size_t(picked[0] + picked[1]); k < jobs.size(); ++k)
+        CHECK(jobs[k].config.mma != 0);
+    }
+  // FP16 and BF16 through cp.async: op shape TN (copies in stored order), even leading dimensions.
+  for (Precision pr : {Precision::H, Precision::B}) {
+    const std::vector<Problem> problems = {make(pr, Op::T, Op::N, 1000, 1000, 1000),
+                                           make(pr, Op::T, Op::N, 96, 40, 72, 2, 3, 1.0),
+                                           make(pr, Op::T, Op::N, 2, 6, 8)};
+    SpaceDomain domain;
+    domain.split_k = {0};
+    domain.async_copy = {1};
+    const auto space = pruned_space(make(pr, Op::T, Op::N, 512, 512, 512), d, domain);
+    std::vector<KernelConfig> candidates;
+    for (size_t i = 0; i < 4000 && !space.empty(); ++i)
+      candidates.push_back(space[(i * 7919 + salt * 104729) % space.size()]);
+    ++salt;
+    const auto picked = pick_valid_for_all(
+        candidates, problems, {0, 3}, [](const KernelConfig& c) { return c.async_copy ? 1 : 0; },
+        jobs, problems_of_job);
+    INFO(to_char(pr));
+    CHECK(picked[1] == 3);
+  }
+  checked += check_against_reference(jobs, problems_of_job);
+  // The model's picks where they split K (few tiles of C) and at a ragged 4097^3.
+  TimingOptions quick;
+  quick.warmup = 1;
+  quick.repetitions = 3;
+  for (const Problem& p : {make(Precision::H, Op::T, Op::N, 128, 128, 16384),
+                           make(Precision::T, Op::N, Op::N, 96, 64, 8192),
+                           make(Precision::B, Op::N, Op::T, 4097, 4097, 4097),
+                           make(Precision::T, Op::T, Op::T, 4097, 4097, 4097)}) {
+    const auto top = rank_space(p, d, 1).top;
+    REQUIRE(top.size() == 1);
+    const auto one = compile_many({{top[0].config, p.precision, p.op_a, p.op_b}}, d.arch());
+    const Measurement m = session().measure(p, top[0].config, one[0], quick);
+    INFO(p.shape_id() << " " << top[0].config.id() << " " << m.error);
+    CHECK(m.status == Status::Ok);
+    CHECK(m.rel_error <= verify_tolerance(p.precision, p.k));
+    if (p.m <= 128) CHECK(top[0].config.splits() > 1);
+    ++checked;
+  }
+  CHECK(checked >= 100);
+}
+
 TEST_CASE("gpu: the cuBLAS reference, opened on first use, agrees with FP64 and is timed",
           "[gpu]") {
   TimingOptions quick;
   quick.warmup = 1;
   quick.repetitions = 5;
-  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z}) {
+  for (Precision pr : {Precision::S, Precision::D, Precision::C, Precision::Z, Precision::H,
+                       Precision::B, Precision::T}) {
     const Op b = is_complex(pr) ? Op::C : Op::T;
     const Problem p = make(pr, Op::N, b, 257, 129, 65, 3, 2, 0.5);
     Measurement m;
