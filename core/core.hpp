@@ -226,6 +226,9 @@ struct SpaceDomain {
   // sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core kernels, to be
   // sampled. Throws InputError naming the known domains.
   static SpaceDomain named(const std::string& name);
+  // This domain for a problem of precision p: for H, B and T, with each parameter's reduced
+  // values added; else unchanged.
+  SpaceDomain for_precision(Precision p) const;
 };
 
 // The kernel families (main loops) a parameter shapes, as bits.
@@ -265,6 +268,10 @@ struct TuningParameter {
   // that holds them, nullptr for a parameter that follows from others (DYA, DYB).
   std::vector<int> SpaceDomain::*domain = nullptr;
   std::vector<int> full{}, compact{}, tensor{};
+  // Values every domain adds for H, B and T problems (SpaceDomain::for_precision): deeper K
+  // steps and wider padding, which 16-bit fragments need and the FP32/FP64 spaces were never
+  // fitted on.
+  std::vector<int> reduced{};
   bool tiling = false;  // enumerated in full per tiling (else a variant of one)
   // Refinement: an ordered parameter steps to a neighbouring value, another to every other
   // value, over refine_values (empty: the domain's); refine_rank orders the moves (0: none).

@@ -83,6 +83,7 @@ std::vector<TuningParameter> declare() {
        .domain = &D::blk_k,
        .full = {4, 8, 16, 32},
        .compact = {8, 16, 32},
+       .reduced = {64},
        .tiling = true,
        .ordered = true,
        .refine_rank = 3,
@@ -221,10 +222,12 @@ std::vector<TuningParameter> declare() {
        .set = set<&K::pad>,
        .macro = "PAD",
        .source_rank = 14,
-       .valid = [](int v) { return v >= 0 && v <= 8; },
-       .meaning = "0..8 (elements of padding per shared row)",
+       .valid = [](int v) { return v >= 0 && v <= 16; },
+       .meaning = "0..16 (elements of padding per shared row)",
        .domain = &D::pad,
        .full = {0, 1, 2, 3, 4},
+       // 16-bit rows of 64 (128 bytes) need 8 or 16 to spread the fragment reads over the banks
+       .reduced = {8, 16},
        .ordered = true,
        .refine_values = {0, 1, 2, 3, 4},
        .refine_rank = 16,
@@ -451,6 +454,16 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   }
   // The floor the recorded sweeps were taken under: a lower one would leave them incomplete.
   if (compact) d.short_k_min_fmas_per_load = 48;
+  return d;
+}
+
+SpaceDomain SpaceDomain::for_precision(Precision p) const {
+  SpaceDomain d = *this;
+  if (!is_reduced(p)) return d;
+  for (const TuningParameter& t : tuning_parameters())
+    if (t.domain)
+      for (int v : t.reduced)
+        if (!enumerates(d.*t.domain, v)) (d.*t.domain).push_back(v);
   return d;
 }
 

@@ -24,7 +24,8 @@ const std::vector<const TuningParameter*>& refined_parameters() {
 }  // namespace
 
 std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& device,
-                                     const KernelConfig& c, const SpaceDomain& dom) {
+                                     const KernelConfig& c, const SpaceDomain& domain) {
+  const SpaceDomain dom = domain.for_precision(problem.precision);
   std::vector<KernelConfig> out;
   std::set<std::string> seen{c.id()};
   const detail::StageContext split_rules(problem, device, ConstraintOptions{}, dom);

@@ -657,8 +657,9 @@ double walk_variant_count(const SpaceDomain& domain) {
   return count;
 }
 
-Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& dom,
+Funnel walk_space(const Problem& problem, const DeviceSpec& device, const SpaceDomain& domain,
                   const ConstraintOptions& options, const OrderedVisit& visit) {
+  const SpaceDomain dom = domain.for_precision(problem.precision);
   const StageContext ctx(problem, device, options, dom);
   std::vector<Piece> pieces;
   for (int bm : dom.blk_m)
@@ -711,8 +712,9 @@ Funnel enumerate_space(const Problem& problem, const DeviceSpec& device, const S
 }
 
 Stage first_failing_stage(const Problem& problem, const DeviceSpec& device,
-                          const SpaceDomain& domain, const ConstraintOptions& options,
+                          const SpaceDomain& domain_in, const ConstraintOptions& options,
                           const KernelConfig& config) {
+  const SpaceDomain domain = domain_in.for_precision(problem.precision);
   const StageContext ctx(problem, device, options, domain);
   const std::function<void(const KernelConfig&)> none;
   Walker w{ctx, domain, none};

@@ -260,7 +260,17 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
       shapes.insert(c.mma);
     }
     CHECK(shapes == (p.precision == Precision::T ? std::set<int>{2, 3} : std::set<int>{3, 4}));
+    // Their own domain values: 16-bit K steps of 64 with rows padded by 8 or 16.
+    if (p.precision != Precision::T)
+      CHECK(std::any_of(space.begin(), space.end(),
+                        [](const KernelConfig& c) { return c.blk_k == 64 && c.pad >= 8; }));
   }
+  // ... which the FP32 and FP64 domains do not gain.
+  const SpaceDomain full;
+  CHECK(full.for_precision(Precision::S).blk_k == full.blk_k);
+  CHECK(full.for_precision(Precision::Z).pad == full.pad);
+  CHECK(enumerates(full.for_precision(Precision::B).blk_k, 64));
+  CHECK(enumerates(full.for_precision(Precision::T).pad, 16));
   // The tensor pipe's rate: TF32 at half the FP16 rate, so the same tile is predicted slower.
   CHECK(h100.peak_gflops(Precision::H) == Approx(2.0 * 1024 * 132 * 1980 * 1e-3));
   CHECK(h100.peak_gflops(Precision::T) == Approx(h100.peak_gflops(Precision::H) / 2));
