@@ -2,11 +2,13 @@
 // far from the hot path: one row per measured kernel).
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "store/store.hpp"
 
@@ -312,7 +314,12 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
     throw InputError("cannot open the store '" + path + "': " + msg);
   }
   sqlite3_busy_timeout(impl_->db, 10000);
-  try {
+  // Processes opening one old store together: the switch to WAL and the migration each need the
+  // file alone, and where waiting could deadlock SQLite answers "database is locked" at once
+  // instead of after the busy timeout. Each opener then retries the whole sequence, which reads
+  // the version afresh, for as long as that timeout.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto open = [&] {
     // Reading the schema fails for a file that is not an SQLite database at all.
     const int at = impl_->stored_version();
     if (at < 0) throw InputError(impl_->refusal());
@@ -320,6 +327,20 @@ Database::Database(const std::string& path) : impl_(std::make_unique<Impl>()) {
     if (at < kStoreSchemaVersion) impl_->migrate();
     impl_->exec("PRAGMA synchronous=NORMAL");
     impl_->exec("PRAGMA foreign_keys=ON");
+  };
+  try {
+    for (int attempt = 1;; ++attempt) {
+      try {
+        open();
+        break;
+      } catch (const InputError&) {
+        throw;
+      } catch (const std::exception& e) {
+        const bool locked = std::string(e.what()).find("database is locked") != std::string::npos;
+        if (!locked || std::chrono::steady_clock::now() > give_up) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 20) * 5));
+      }
+    }
   } catch (const InputError&) {
     sqlite3_close(impl_->db);
     impl_->db = nullptr;
