@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/kernels.hpp"
@@ -83,11 +84,10 @@ cudaDataType_t cuda_type(Precision p) {
     case Precision::C:
       return CUDA_C_32F;
     case Precision::H:
-      return CUDA_R_16F;
     case Precision::B:
-      return CUDA_R_16BF;
     case Precision::T:
-      return CUDA_R_32F;
+      throw std::logic_error(
+          "vs_cublas compares s, d, c and z (bench/reduced_vs_cublas.sh: h, b, t)");
     case Precision::Z:
       break;
   }

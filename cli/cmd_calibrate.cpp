@@ -1,5 +1,6 @@
 // gemmtune calibrate: fit the model's coefficients to stored (or exported) measurements, print
 // the ranking quality before and after, and keep the result in the store for predict and tune.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,14 @@ void run(const CalibrateArgs& a) {
           name.c_str(), spec.c_str(), device.name.c_str());
   }
   const auto samples = calibration_samples(attempts);
+  const auto reduced = std::count_if(attempts.begin(), attempts.end(), [](const Attempt& x) {
+    return x.status == "ok" && is_reduced(x.problem.precision);
+  });
+  if (reduced > 0)
+    std::printf(
+        "left out %ld measurements of h, b, t problems: the model's calibration does not "
+        "cover those kernels yet\n",
+        long(reduced));
   if (samples.empty())
     throw InputError("no ok measurement to calibrate on (" + std::to_string(attempts.size()) +
                      " attempts read)");

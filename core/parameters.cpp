@@ -43,7 +43,7 @@ std::vector<TuningParameter> declare() {
   const std::vector<int> tile{16, 32, 64, 96, 128, 192, 256}, tile_compact{32, 64, 128, 256};
   const std::vector<int> layout{4, 8, 16, 32, 64}, layout_compact{8, 16, 32};
   const std::vector<int> read_layout{1, 2, 4, 8, 16, 32, 64, 128, 256};
-  const std::vector<int> vector{1, 2, 4}, vector_compact{1, 4}, load_vector{1, 2, 4, 8};
+  const std::vector<int> vector{1, 2, 4}, vector_compact{1, 4};
   return {
       {.token = "BM",
        .get = get<&K::blk_m>,
@@ -166,8 +166,9 @@ std::vector<TuningParameter> declare() {
        .valid = load_width,
        .meaning = kLoadVector,
        .domain = &D::vec_a,
-       .full = load_vector,
+       .full = vector,
        .compact = vector_compact,
+       .reduced = {8},  // 16 bytes of 16-bit elements
        .tiling = true,
        .ordered = true,
        .refine_rank = 8,
@@ -180,8 +181,9 @@ std::vector<TuningParameter> declare() {
        .valid = load_width,
        .meaning = kLoadVector,
        .domain = &D::vec_b,
-       .full = load_vector,
+       .full = vector,
        .compact = vector_compact,
+       .reduced = {8},  // 16 bytes of 16-bit elements
        .tiling = true,
        .ordered = true,
        .refine_rank = 9,

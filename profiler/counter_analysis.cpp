@@ -26,9 +26,12 @@ std::vector<CounterComparison> compare_with_model(const CounterValues& c, const 
   double fma = std::isnan(sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"}))
                    ? sum_of(c, {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"})
                    : sum_of(c, {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"});
-  // A DMMA warp instruction is 8 x 8 x 4 or 16 x 8 x 4 FMAs.
+  // A DMMA warp instruction is 8 x 8 x 4 or 16 x 8 x 4 FMAs, an HMMA one 16 x 8 x k (FP16, BF16,
+  // TF32 kernels, which issue no FFMA).
   const double dmma = sum_of(c, {"sm__inst_executed_pipe_tensor_op_dmma.sum"});
   if (!std::isnan(dmma)) fma += double(p.fmas_per_tensor_instr) * dmma;
+  const double hmma = sum_of(c, {"sm__inst_executed_pipe_tensor_op_hmma.sum"});
+  if (!std::isnan(hmma)) fma = double(p.fmas_per_tensor_instr) * hmma;
   return {
       {"time (us)", "gpu__time_duration.sum", sum_of(c, {"gpu__time_duration.sum"}) * 1e-3,
        p.time_s * 1e6},
@@ -41,9 +44,9 @@ std::vector<CounterComparison> compare_with_model(const CounterValues& c, const 
        sum_of(c, {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
                   "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"}),
        p.smem_wavefronts},
-      {"FMAs (per thread; 256 or 512 per DMMA)",
+      {"FMAs (per thread; 256 or 512 per DMMA, 16 x 8 x k per HMMA)",
        "smsp__sass_thread_inst_executed_op_{f,d}fma_pred_on.sum + FMAs per mma x "
-       "sm__inst_executed_pipe_tensor_op_dmma.sum",
+       "sm__inst_executed_pipe_tensor_op_{d,h}mma.sum",
        fma, p.fma_count},
   };
 }

@@ -262,7 +262,13 @@ const std::vector<std::string>& default_counter_metrics(Precision p) {
     v.push_back("sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active");
     return v;
   }();
-  return is_double(p) ? dbl : single;
+  // H, B, T: their work is all on the tensor pipe (HMMA, one warp instruction per mma.sync).
+  static const std::vector<std::string> reduced = [] {
+    auto v = common;
+    v.push_back("sm__inst_executed_pipe_tensor_op_hmma.sum");
+    return v;
+  }();
+  return is_reduced(p) ? reduced : is_double(p) ? dbl : single;
 }
 
 }  // namespace gemmtune

@@ -83,6 +83,9 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   std::map<std::string, std::shared_ptr<const DeviceSpec>> specs;
   for (const auto& a : attempts) {
     if (a.status != "ok" || !(a.median_s > 0)) continue;
+    // FP16, BF16 and TF32 kernels: no calibration fits them yet (corrections_apply); their
+    // times would pull the FP32 and FP64 coefficients.
+    if (!corrections_apply(a.problem.precision)) continue;
     const auto [spec, unseen] = specs.emplace(a.device, nullptr);
     if (unseen) {
       const std::string name = spec_name_of(a.device);

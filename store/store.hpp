@@ -88,7 +88,8 @@ std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt
 // The strategy a recorder stamps on the configurations it draws from the domain (not found by a
 // search): their samples are CalibrationSample::drawn.
 inline constexpr std::string_view kDrawnStrategy = "sample";
-// What the calibration fits: the ok attempts with a time, with the compiler's registers.
+// What the calibration fits: the ok attempts with a time, with the compiler's registers; not
+// those of H, B and T problems, which no calibration covers yet.
 std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
 
 struct CsvImportReport {

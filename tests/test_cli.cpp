@@ -31,6 +31,39 @@ TEST_CASE("cli: predict ranks a built-in GPU without a GPU", "[cli]") {
   CHECK_THAT(c.output, Catch::StartsWith("rank,config,time_us"));
 }
 
+TEST_CASE("cli: predict --config predicts the given configurations; FP16 ranks tensor cores",
+          "[cli]") {
+  // The model's first two, asked for in reverse order, come back in that order with its times.
+  const Run top = run("predict -p h --opa t --opb n -m 2048 -n 2048 -k 2048 --top 2 --format csv");
+  REQUIRE(top.status == 0);
+  std::vector<std::string> ids, times;
+  std::istringstream lines(top.output);
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+    ids.push_back(fields.at(1));
+    times.push_back(fields.at(2));
+    CHECK(gemmtune::KernelConfig::parse(fields.at(1)).mma >= 3);  // m16n8k8 or k16
+  }
+  REQUIRE(ids.size() == 2);
+  const Run given = run("predict -p h --opa t --opb n -m 2048 -n 2048 -k 2048 --format csv -c " +
+                        ids[1] + " " + ids[0]);
+  INFO(given.output);
+  REQUIRE(given.status == 0);
+  CHECK_THAT(given.output, Catch::Contains("1," + ids[1] + "," + times[1]) &&
+                               Catch::Contains("2," + ids[0] + "," + times[0]));
+  // A configuration that cannot run the problem is refused, naming the rule.
+  const Run simt = run("predict -p h --opa t --opb n -m 2048 -n 2048 -k 2048 -c BM64_BN64_BK8");
+  CHECK(simt.status != 0);
+  CHECK_THAT(simt.output, Catch::Contains("tensor cores only"));
+  const Run both = run("predict -p s -m 64 -n 64 -k 64 --shortlist -c BM64_BN64_BK8");
+  CHECK(both.status != 0);
+  CHECK_THAT(both.output, Catch::Contains("--config and --shortlist"));
+}
+
 TEST_CASE("cli: space prints the funnel", "[cli]") {
   const Run r = run("space --gpu GTX1060 -p s -m 8000 -n 8000 -k 8000");
   INFO(r.output);

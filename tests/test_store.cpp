@@ -259,4 +259,9 @@ TEST_CASE("calibration samples: a configuration measured again is one sample at 
   CHECK(marked[0].drawn);
   CHECK_FALSE(marked[1].drawn);
   CHECK_FALSE(marked[2].drawn);
+  // An FP16 problem's measurements stay out of the fit: no calibration covers those kernels.
+  Attempt half = attempt(256, id, 3e-5);
+  half.problem.precision = Precision::H;
+  attempts.push_back(half);
+  CHECK(calibration_samples(attempts).size() == 4);
 }

@@ -238,8 +238,6 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
       INFO(to_char(pr) << to_char(a) << to_char(b));
       CHECK(picked[0] == 2);
       CHECK(picked[1] == want_async);
-      for (size_t k = jobs.size() - size_t(picked[0] + picked[1]); k < jobs.size(); ++k)
-        CHECK(jobs[k].config.mma != 0);
     }
   // FP16 and BF16 through cp.async: op shape TN (copies in stored order), even leading dimensions.
   for (Precision pr : {Precision::H, Precision::B}) {
