@@ -31,10 +31,11 @@ void register_devices(CLI::App& app) {
       } else {
         std::printf(
             "%-16s sm_%d%d %4d SMs %5.0f MHz %6.0f GB/s L2 %3lld MiB  FP32 %7.0f GFLOP/s  FP64 "
-            "%7.0f GFLOP/s\n",
+            "%7.0f GFLOP/s  FP16 mma %7.0f GFLOP/s  TF32 mma %7.0f GFLOP/s\n",
             d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count, d.sm_clock_mhz,
             d.dram_bandwidth_gbs, static_cast<long long>(d.l2_bytes >> 20),
-            d.peak_gflops(Precision::S), d.peak_gflops(Precision::D));
+            d.peak_gflops(Precision::S), d.peak_gflops(Precision::D), d.peak_gflops(Precision::H),
+            d.peak_gflops(Precision::T));
       }
     }
   });

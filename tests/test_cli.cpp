@@ -64,6 +64,15 @@ TEST_CASE("cli: predict --config predicts the given configurations; FP16 ranks t
   CHECK_THAT(both.output, Catch::Contains("--config and --shortlist"));
 }
 
+TEST_CASE("cli: devices lists each spec's peaks, tensor-core FP16 and TF32 among them", "[cli]") {
+  const Run r = run("devices");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // H100-SXM: 1024 FP16 and 512 TF32 FMAs per clock on 132 SMs at 1980 MHz.
+  CHECK_THAT(r.output, Catch::Contains("FP16 mma  535265 GFLOP/s  TF32 mma  267633 GFLOP/s"));
+  CHECK_THAT(r.output, Catch::Contains("FP16 mma       0 GFLOP/s"));  // the V100 has none
+}
+
 TEST_CASE("cli: space prints the funnel", "[cli]") {
   const Run r = run("space --gpu GTX1060 -p s -m 8000 -n 8000 -k 8000");
   INFO(r.output);
