@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """On the GPU machine: Triton's FP16 matmul (the tutorial kernel, autotuned over the tutorial's
-CUDA configurations) beside cuBLAS (torch.matmul) on the tensor-core issue's FP16 shapes.
+CUDA configurations) beside cuBLAS (torch.matmul) on the FP16 shapes of bench/reduced_vs_cublas.sh.
 
 Row-major A (M x K) and B (K x N) as Triton's tutorial takes them, FP32 accumulation, FP16 C;
 every kernel's result is checked against torch.matmul. Timing: triton.testing.do_bench (median
