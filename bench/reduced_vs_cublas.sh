@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: FP16, BF16 and TF32 GEMM against cuBLAS (cublasGemmStridedBatchedEx, same
 # input and compute types) on large squares, a skinny K, an odd size and a short K. Per problem:
-# `gemmtune tune --seconds S` on a fresh store, then one `gemmtune measure` of the tune's best and the model's
-# zero-run pick (--top 1), each verified against FP64 and timed beside cuBLAS in the same run.
+# `gemmtune tune --seconds S` on a fresh store, then one `gemmtune measure` of the tune's best
+# and the model's zero-run pick (--top 1), each verified against FP64 and timed beside cuBLAS in
+# the same run.
 # Rows: problem, cuBLAS us, tuned us, tuned x cuBLAS, pick us, pick x cuBLAS, tune's best config.
 #   bench/reduced_vs_cublas.sh [SECONDS] [GEMMTUNE]   (defaults 30, build/gemmtune)
 set -euo pipefail
