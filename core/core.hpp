@@ -325,7 +325,10 @@ struct DeviceSpec {
 
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
   double peak_gflops(Precision p) const;  // FMA or tensor peak in GFLOP/s for that precision
-  void validate() const;                  // throws InputError naming the bad field
+  // The tensor-core rate a precision's mma kernels run at: fp64_mma_per_sm for D and Z,
+  // fp16_mma_per_sm for H and B, tf32_mma_per_sm for T; 0 for S and C.
+  int mma_fmas_per_sm(Precision p) const;
+  void validate() const;  // throws InputError naming the bad field
   bool operator==(const DeviceSpec&) const = default;
 };
 

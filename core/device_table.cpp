@@ -125,11 +125,16 @@ std::string spec_name_of(std::string_view device_name) {
 
 double DeviceSpec::peak_gflops(Precision p) const {
   // D and Z GEMMs may run on the FP64 tensor cores (Z as four real products per complex one).
-  const int lanes = p == Precision::H || p == Precision::B ? fp16_mma_per_sm
-                    : p == Precision::T                    ? tf32_mma_per_sm
-                    : is_double(p) ? std::max(fp64_lanes_per_sm, fp64_mma_per_sm)
+  const int lanes = is_reduced(p)  ? mma_fmas_per_sm(p)
+                    : is_double(p) ? std::max(fp64_lanes_per_sm, mma_fmas_per_sm(p))
                                    : fp32_lanes_per_sm;
   return 2.0 * lanes * sm_count * sm_clock_mhz * 1e-3;
+}
+
+int DeviceSpec::mma_fmas_per_sm(Precision p) const {
+  if (is_double(p)) return fp64_mma_per_sm;
+  if (p == Precision::T) return tf32_mma_per_sm;
+  return is_reduced(p) ? fp16_mma_per_sm : 0;
 }
 
 void DeviceSpec::validate() const {

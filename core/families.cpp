@@ -17,18 +17,9 @@ bool any_tile(const KernelConfig&, const Problem&) {
 // Which mma shapes a precision has on this device: FP64 m8n8k4 (sm_80+) and Hopper's m16n8kX;
 // FP16 and BF16 m16n8k8, m16n8k16; TF32 m16n8k4, m16n8k8 (sm_80+).
 bool mma_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
-  switch (p.precision) {
-    case Precision::D:
-    case Precision::Z:
-      return d.fp64_mma_per_sm > 0 && (c.mma == 1 || d.cc_major >= 9);
-    case Precision::H:
-    case Precision::B:
-      return d.fp16_mma_per_sm > 0 && (c.mma == 3 || c.mma == 4);
-    case Precision::T:
-      return d.tf32_mma_per_sm > 0 && (c.mma == 2 || c.mma == 3);
-    default:
-      return false;
-  }
+  if (d.mma_fmas_per_sm(p.precision) <= 0) return false;
+  if (is_double(p.precision)) return c.mma == 1 || d.cc_major >= 9;
+  return p.precision == Precision::T ? c.mma == 2 || c.mma == 3 : c.mma == 3 || c.mma == 4;
 }
 
 // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.

@@ -21,9 +21,7 @@ WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
   // Hopper reaches its FP64 tensor peak only with the m16n8kX shapes; m8n8k4 runs at half of
   // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
   // FP16/BF16 and TF32 run at their own rates; TF32 adds a rounding per fragment word.
-  int rate = c.mma == 1 && d.cc_major >= 9 ? d.fp64_mma_per_sm / 2 : d.fp64_mma_per_sm;
-  if (p == Precision::H || p == Precision::B) rate = d.fp16_mma_per_sm;
-  if (p == Precision::T) rate = d.tf32_mma_per_sm;
+  const int rate = c.mma == 1 && d.cc_major >= 9 ? d.mma_fmas_per_sm(p) / 2 : d.mma_fmas_per_sm(p);
   const double rounding = p == Precision::T ? 1.0 + c.mma_k() / 4.0 : 1.0;
   // One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's accumulator-k products; its
   // fragments are one element per lane and 4 k, read in 16-byte pairs where the shared layout

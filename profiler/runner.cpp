@@ -6,6 +6,9 @@
 #include <random>
 #include <thread>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "kernels/kernels.hpp"
 #include "model/model.hpp"
 #include "profiler/cuda_handles.hpp"
@@ -91,21 +94,6 @@ void time_on_stream(const TimingOptions& t, Measurement& m, double flops, cudaSt
 // Bytes of one matrix of a strided batch, with its leading dimension and element size.
 size_t matrix_bytes(std::int64_t ld, std::int64_t cols, std::int64_t batch, int element_bytes) {
   return size_t(ld) * size_t(cols) * size_t(batch) * size_t(element_bytes);
-}
-
-// The bits of v in FP16 or BF16, for values exactly representable there (fill_random's): normal
-// FP16 values (|v| >= 2^-14) and BF16 values of 8 significant bits.
-std::uint16_t half_bits(float v) {
-  std::uint32_t f = 0;
-  std::memcpy(&f, &v, 4);
-  const std::uint32_t sign = (f >> 16) & 0x8000u;
-  const int exponent = int((f >> 23) & 0xFF) - 127 + 15;
-  return std::uint16_t(sign | (std::uint32_t(exponent) << 10) | ((f >> 13) & 0x3FFu));
-}
-std::uint16_t bf16_bits(float v) {
-  std::uint32_t f = 0;
-  std::memcpy(&f, &v, 4);
-  return std::uint16_t(f >> 16);
 }
 
 cublasOperation_t to_cublas(Op op) {
@@ -228,7 +216,9 @@ struct GpuSession::Impl {
         if (bytes == 4) {
           std::memcpy(host.data() + 4 * i, &v, 4);
         } else {
-          const std::uint16_t bits = p == Precision::H ? half_bits(v) : bf16_bits(v);
+          const std::uint16_t bits = p == Precision::H
+                                         ? __half_raw(__float2half_rn(v)).x
+                                         : __nv_bfloat16_raw(__float2bfloat16_rn(v)).x;
           std::memcpy(host.data() + 2 * i, &bits, 2);
         }
       }
