@@ -36,6 +36,16 @@ bool mma_layout_ok(const KernelConfig& c, const Problem& p) {
          (c.smem_a_kmajor == 0 && c.smem_b_kmajor == 0 && (c.blk_k + c.pad) % (c.mma_k() / 4) == 0);
 }
 
+}  // namespace
+
+bool fragments_by_ldmatrix(const KernelConfig& c, Precision p) {
+  if (!c.mma || !is_reduced(p) || c.smem_a_kmajor || c.smem_b_kmajor) return false;
+  const int row_bytes = (c.blk_k + c.pad) * element_bytes(p);
+  return row_bytes % 16 == 0 && (row_bytes / 16) % 2 == 1;
+}
+
+namespace {
+
 bool any_layout(const KernelConfig&, const Problem&) {
   return true;
 }

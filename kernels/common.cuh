@@ -28,7 +28,9 @@
 // GT_MMA 1 (D and Z, sm_80+): FP64 tensor cores, mma.sync m8n8k4; 2, 3, 4 (sm_90+): m16n8k4,
 // m16n8k8, m16n8k16 (warp_mma.cuh). CROSS_BARRIER 1 (KernelConfig::fragments_cross_barrier:
 // ASYNC_COPY with UNROLL 0) selects the multistage loop that reads the next fragments across
-// the K step's barrier; else the plain loop, unrolled UNROLL far.
+// the K step's barrier; else the plain loop, unrolled UNROLL far. LDMATRIX 1
+// (fragments_by_ldmatrix: H, B, T where shared rows are 16-byte aligned and conflict-free for it)
+// reads the mma fragments with ldmatrix; else as 32-bit words.
 
 #if GT_PREC == 0
 typedef float real_t;
@@ -84,6 +86,12 @@ typedef elem_t out_t;  // C's element: the inputs' own
 #endif
 #ifndef VEC_C
 #define VEC_C 0
+#endif
+#ifndef LDMATRIX
+#define LDMATRIX 0
+#endif
+#if LDMATRIX && !GT_REDUCED
+#error "LDMATRIX reads FP16, BF16 or TF32 fragments only"
 #endif
 #ifndef LDS32
 #define LDS32 0

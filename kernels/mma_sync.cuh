@@ -75,8 +75,14 @@ __device__ __forceinline__ void gt_mma16(float& c0, float& c1, float& c2, float&
       : "r"(a0[0]), "r"(a1[0]), "r"(b[0]));
 #endif
 }
-// A lane's words of one fragment row from the shared tile at p (MMA_Q values, contiguous in k);
-// TF32 values rounded to nearest, as cuBLAS's TF32 mode rounds its inputs.
+// A TF32 word rounded to nearest in place, as cuBLAS's TF32 mode rounds its inputs (FP16 and
+// BF16 words are left as they are).
+__device__ __forceinline__ void gt_round_tf32(unsigned& w) {
+#if GT_PREC == 6
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w) : "f"(__uint_as_float(w)));
+#endif
+}
+// A lane's words of one fragment row from the shared tile at p (MMA_Q values, contiguous in k).
 __device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const elem_t* p) {
 #if MMA_WORDS == 2
   const uint2 v = *reinterpret_cast<const uint2*>(p);
@@ -85,12 +91,43 @@ __device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const el
 #else
   w[0] = *reinterpret_cast<const unsigned*>(p);
 #endif
-#if GT_PREC == 6
 #pragma unroll
-  for (int q = 0; q < MMA_WORDS; ++q)
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w[q]) : "f"(__uint_as_float(w[q])));
-#endif
+  for (int q = 0; q < MMA_WORDS; ++q) gt_round_tf32(w[q]);
 }
+#if LDMATRIX
+// Elements of k in one row of an 8 x 8 matrix of 16-bit values: 8 (H, B) or 4 (T).
+#if GT_PREC == 6
+#define LDM_K 4
+#else
+#define LDM_K 8
+#endif
+#if (BLK_K + PAD) % LDM_K != 0
+#error "LDMATRIX needs shared rows of whole 16-byte groups"
+#endif
+// Word w of an A row tile (B column tile) is the 8 x 8 matrix of its rows at k + w * LDM_K: lane l
+// receives row l/4, 16-bit values 2(l%4) and 2(l%4) + 1 (one TF32 value, l%4), which is the mma's
+// own fragment layout. Lane l gives the address of row l%8 of matrix l/8 (x4), of matrix
+// (l/8)%2 (x2), or of the one matrix (x1).
+__device__ __forceinline__ unsigned gt_shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// The row's address is a 32-bit shared address, so that the instructions of one step differ by
+// constants the compiler folds into their addresses.
+__device__ __forceinline__ void gt_ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2,
+                                               unsigned& r3, unsigned row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(row));
+}
+__device__ __forceinline__ void gt_ldmatrix_x2(unsigned& r0, unsigned& r1, unsigned row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r0), "=r"(r1)
+               : "r"(row));
+}
+__device__ __forceinline__ void gt_ldmatrix_x1(unsigned& r0, unsigned row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r0) : "r"(row));
+}
+#endif
 #define GT_MMA_TILE(P, A_, B_)                                                                 \
   gt_mma16(acc[i][2 * j] P, acc[i][2 * j + 1] P, acc[i + 1][2 * j] P, acc[i + 1][2 * j + 1] P, \
            A_[i], A_[i + 1], B_[j])

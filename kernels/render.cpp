@@ -47,6 +47,8 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   for (const auto& [rank, p] : defines) {
     if (!p) {
       def("CROSS_BARRIER", c.fragments_cross_barrier() ? 1 : 0);
+      // Only where it holds, so that every other kernel keeps its source and cached cubins.
+      if (fragments_by_ldmatrix(c, precision)) def("LDMATRIX", 1);
       continue;
     }
     const int value = p->get(c);

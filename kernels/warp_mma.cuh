@@ -18,6 +18,62 @@ struct Fragments {
   unsigned a[THR_M][MMA_WORDS];
   unsigned b[THR_N / 2][MMA_WORDS];
 };
+#if LDMATRIX
+// An instruction reads four 8 x 8 matrices (then two, then one for what is left) into
+// consecutive registers, in the order the mma takes them: A's rows r and r + 8 of each k-half
+// (tiles i, i + 1 of word 0, then of word 1), B's k-halves of a column tile. Matrix q of an
+// instruction is word GT_LDM_*_WORD(q) of tile GT_LDM_*_TILE(q) after its first tile.
+#define GT_LDM_A_TILE(q) (MMA_WORDS == 2 ? (q) % 2 : (q))
+#define GT_LDM_A_WORD(q) (MMA_WORDS == 2 ? (q) / 2 : 0)
+#define GT_LDM_B_TILE(q) ((q) / MMA_WORDS)
+#define GT_LDM_B_WORD(q) ((q) % MMA_WORDS)
+// Each lane's row, as a byte offset from the instruction's first tile: the same for every
+// instruction of one width, so that instructions differ by constants folded into the address.
+#define GT_LDM_BYTES(index) (unsigned)((index) * (int)sizeof(elem_t))
+#define GT_LDM_A_LANE(q) \
+  GT_LDM_BYTES(SA_INDEX(WARP_ROW0 + GT_LDM_A_TILE(q) * 8 + lane % 8, GT_LDM_A_WORD(q) * LDM_K))
+#define GT_LDM_B_LANE(q) \
+  GT_LDM_BYTES(SB_INDEX(GT_LDM_B_WORD(q) * LDM_K, WARP_COL0 + GT_LDM_B_TILE(q) * 8 + lane % 8))
+const unsigned ldm_a[3] = {GT_LDM_A_LANE(lane / 8), GT_LDM_A_LANE(lane / 8 % 2), GT_LDM_A_LANE(0)};
+const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2), GT_LDM_B_LANE(0)};
+// The address of tile t0's rows for the lane offsets of width w (0: x4, 1: x2, 2: x1), from the
+// step's shared addresses a32, b32.
+#define GT_LDM_A_AT(t0, w) (a32 + ldm_a[w] + GT_LDM_BYTES(SA_INDEX((t0)*8, 0)))
+#define GT_LDM_B_AT(t0, w) (b32 + ldm_b[w] + GT_LDM_BYTES(SB_INDEX(0, (t0)*8)))
+// Every matrix of F (COUNT of them, tiles of MMA_WORDS words), with X's tile order.
+#define GT_LDM_ALL(F, X, COUNT)                                                          \
+  {                                                                                      \
+    _Pragma("unroll") for (int m = 0; m + 4 <= (COUNT); m += 4) {                        \
+      const int t0 = m / MMA_WORDS;                                                      \
+      gt_ldmatrix_x4(F[t0 + X##_TILE(0)][X##_WORD(0)], F[t0 + X##_TILE(1)][X##_WORD(1)], \
+                     F[t0 + X##_TILE(2)][X##_WORD(2)], F[t0 + X##_TILE(3)][X##_WORD(3)], \
+                     X##_AT(t0, 0));                                                     \
+    }                                                                                    \
+    if constexpr ((COUNT) % 4 >= 2) {                                                    \
+      constexpr int t0 = (COUNT) / 4 * 4 / MMA_WORDS;                                    \
+      gt_ldmatrix_x2(F[t0 + X##_TILE(0)][X##_WORD(0)], F[t0 + X##_TILE(1)][X##_WORD(1)], \
+                     X##_AT(t0, 1));                                                     \
+    }                                                                                    \
+    if constexpr ((COUNT) % 2 != 0) {                                                    \
+      constexpr int t0 = ((COUNT)-1) / MMA_WORDS;                                        \
+      gt_ldmatrix_x1(F[t0][0], X##_AT(t0, 2));                                           \
+    }                                                                                    \
+  }
+auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
+  const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
+  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
+  GT_LDM_ALL(f.a, GT_LDM_A, THR_M * MMA_WORDS);
+  GT_LDM_ALL(f.b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
+#pragma unroll
+  for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(f.a[i][w]);
+#pragma unroll
+  for (int j = 0; j < THR_N / 2; ++j)
+#pragma unroll
+    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(f.b[j][w]);
+};
+#else
 auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
   const int k_lane = kk + (lane % 4) * MMA_Q;
 #pragma unroll
@@ -27,6 +83,7 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
   for (int j = 0; j < THR_N / 2; ++j)
     gt_load_words(f.b[j], &SB_AT(sb, k_lane, WARP_COL0 + j * 8 + lane / 4));
 };
+#endif
 #else
 struct Fragments {
   elem_t a[THR_M][MMA_Q];

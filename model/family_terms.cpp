@@ -22,10 +22,10 @@ WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
   // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
   // FP16/BF16 and TF32 run at their own rates; TF32 adds a rounding per fragment word.
   const int rate = c.mma == 1 && d.cc_major >= 9 ? d.mma_fmas_per_sm(p) / 2 : d.mma_fmas_per_sm(p);
-  const double rounding = p == Precision::T ? 1.0 + c.mma_k() / 4.0 : 1.0;
+  const double rounding = p == Precision::T ? 1.0 + bank.fragment_vector_a : 1.0;
   // One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's accumulator-k products; its
   // fragments are one element per lane and 4 k, read in 16-byte pairs where the shared layout
-  // allows it.
+  // allows it (H, B, T: the profile's elements per load; TF32 rounds each 4-byte word).
   return {.fmas_per_clock = rate,
           .math_instr = double(c.thr_m()) * c.thr_n() * fmas_per_madd(p) *
                         (4.0 / (double(c.mma_rows()) * c.mma_k())),

@@ -69,7 +69,8 @@ std::int64_t shared_bytes(const KernelConfig& c, Precision p) {
 
 int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a) {
   // Mirrors MMA_VEC_A / MMA_VEC_B of kernels/mma_sync.cuh; H, B and T read a lane's mma k of a
-  // row or column at once (gt_load_words).
+  // row or column at once (gt_load_words), or 16 bytes of four rows or columns (ldmatrix.x4).
+  if (fragments_by_ldmatrix(c, p)) return 16 / element_bytes(p);
   if (is_reduced(p)) return c.mma_k() / 4;
   if (is_complex(p)) return 1;
   const bool k_major = of_a ? c.smem_a_kmajor : c.smem_b_kmajor;
@@ -82,7 +83,7 @@ namespace {
 // What a wavefront count reads of a configuration: the access, the lanes, the 4-byte words per
 // element, one operand's layout (k-major) and pitch, a thread layout's DIM, a vector width, and
 // the operand's op (stores) or the mma's k per lane quarter (fragments).
-enum class Access { ReadA, ReadB, FragmentA, FragmentB, StoreA, StoreB };
+enum class Access { ReadA, ReadB, FragmentA, FragmentB, StoreA, StoreB, LdmatrixA, LdmatrixB };
 using AccessKey = std::array<int, 8>;
 struct AccessKeyHash {
   std::size_t operator()(const AccessKey& k) const {
@@ -119,16 +120,36 @@ BankProfile compute_bank_profile(const KernelConfig& c, Precision p, Op op_a, Op
               vb = mma_fragment_vector(c, p, false);
     b.fragment_vector_a = va;
     b.fragment_vector_b = vb;
-    b.read_a = remembered_wavefronts(
-        {int(Access::FragmentA), lanes, w * va / per_word, la, pitch_a(c), 0, va, q}, [&] {
-          return wavefronts(lanes, w * va / per_word,
-                            [&](int t) { return index_a(c, t / 4, t % 4 * q) / va; });
-        });
-    b.read_b = remembered_wavefronts(
-        {int(Access::FragmentB), lanes, w * vb / per_word, lb, pitch_b(c), 0, vb, q}, [&] {
-          return wavefronts(lanes, w * vb / per_word,
-                            [&](int t) { return index_b(c, t % 4 * q, t / 4) / vb; });
-        });
+    if (fragments_by_ldmatrix(c, p)) {
+      // ldmatrix.x4: lane t gives row t%8 of matrix t/8, 16 bytes; the four matrices are the
+      // words (k at word * va) of 4 / words row (column) tiles.
+      const int words = c.mma_k() * element_bytes(p) / 16;
+      b.read_a =
+          remembered_wavefronts({int(Access::LdmatrixA), 32, 4, la, pitch_a(c), 0, va, words}, [&] {
+            return wavefronts(32, 4, [&](int t) {
+              const int m = t / 8;
+              return index_a(c, m / words * 8 + t % 8, m % words * va) / va;
+            });
+          });
+      b.read_b =
+          remembered_wavefronts({int(Access::LdmatrixB), 32, 4, lb, pitch_b(c), 0, vb, words}, [&] {
+            return wavefronts(32, 4, [&](int t) {
+              const int m = t / 8;
+              return index_b(c, m % words * vb, m / words * 8 + t % 8) / vb;
+            });
+          });
+    } else {
+      b.read_a = remembered_wavefronts(
+          {int(Access::FragmentA), lanes, w * va / per_word, la, pitch_a(c), 0, va, q}, [&] {
+            return wavefronts(lanes, w * va / per_word,
+                              [&](int t) { return index_a(c, t / 4, t % 4 * q) / va; });
+          });
+      b.read_b = remembered_wavefronts(
+          {int(Access::FragmentB), lanes, w * vb / per_word, lb, pitch_b(c), 0, vb, q}, [&] {
+            return wavefronts(lanes, w * vb / per_word,
+                              [&](int t) { return index_b(c, t % 4 * q, t / 4) / vb; });
+          });
+    }
   } else {
     b.read_a = remembered_wavefronts(
         {int(Access::ReadA), lanes, w * vs, la, pitch_a(c), c.dim_x, vs, 0}, [&] {

@@ -134,3 +134,31 @@ TEST_CASE("compile: registers and stack frame read from the cubin match ptxas' l
   CHECK_FALSE(read_cubin_resources(truncated, untouched));
   CHECK(untouched.registers == 0);
 }
+
+TEST_CASE("compile: FP16, BF16 and TF32 kernels reading fragments by ldmatrix", "[compile]") {
+  // Each mma shape of each reduced precision, staged through registers and through cp.async,
+  // with rows that take ldmatrix (PD8 at BK32 for 16-bit values, PD4 for TF32).
+  const DeviceSpec device = find_builtin_device("H100-SXM");
+  std::vector<CompileJob> jobs;
+  for (Precision pr : {Precision::H, Precision::B, Precision::T})
+    for (int mma : pr == Precision::T ? std::vector<int>{2, 3} : std::vector<int>{3, 4})
+      for (const char* loop : {"ST2_AC0", "ST3_AC1"}) {
+        const std::string pad = pr == Precision::T ? "PD4" : "PD8";
+        const std::string vec = pr == Precision::T ? "VA4_VB4" : "VA8_VB8";
+        const KernelConfig c =
+            KernelConfig::parse("BM64_BN64_BK32_DX8_DY16_DXA4_DXB4_" + vec + "_LA0_LB0_" + pad +
+                                "_" + loop + "_MM" + std::to_string(mma));
+        REQUIRE(fragments_by_ldmatrix(c, pr));
+        REQUIRE(check_hard(make_problem(pr, Op::T, Op::N, 1024, 1024, 1024), device, c) ==
+                std::nullopt);
+        jobs.push_back({c, pr, Op::T, Op::N});
+      }
+  const auto results = compile_many(jobs, device.arch(), nullptr);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    INFO(to_char(jobs[i].precision) << " " << jobs[i].config.id() << "\n" << results[i].log);
+    CHECK(render_source(jobs[i].config, jobs[i].precision, Op::T, Op::N, BatchKind::Strided)
+              .find("#define LDMATRIX 1") != std::string::npos);
+    REQUIRE(results[i].ok);
+    CHECK(results[i].registers > 0);
+  }
+}

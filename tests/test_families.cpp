@@ -1,6 +1,7 @@
 // Kernel families without a GPU: which family and main loop run a configuration, which files its
 // source is made of, and the tuning parameters each family declares.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -276,4 +277,52 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
   CHECK(h100.peak_gflops(Precision::T) == Approx(h100.peak_gflops(Precision::H) / 2));
   const Prediction ph = predict(h, h100, k16), pt = predict(t, h100, tf32);
   CHECK(pt.t_compute > 1.9 * ph.t_compute);
+}
+
+TEST_CASE("families: FP16, BF16 and TF32 fragments by ldmatrix where its rows are conflict-free",
+          "[families]") {
+  const DeviceSpec h100 = find_builtin_device("H100-SXM");
+  const Problem h = make_problem(Precision::H, Op::T, Op::N, 4096, 4096, 4096);
+  KernelConfig c =
+      KernelConfig::parse("BM128_BN128_BK32_DX16_DY16_DXA4_DXB4_VA8_VB8_LA0_LB0_ST3_MM4_AC1");
+  // 16-bit rows of 32 + PD: 64 bytes (PD0) and 96 (PD16) put rows 0 and 4 (0 and 2) on the same
+  // banks; 80 bytes (PD8) spread 8 rows over all 32.
+  const std::map<int, bool> by_pad{{0, false}, {4, false}, {8, true}, {16, false}};
+  for (const auto& [pad, ldmatrix] : by_pad) {
+    c.pad = pad;
+    INFO("PD" << pad);
+    CHECK(fragments_by_ldmatrix(c, Precision::H) == ldmatrix);
+    CHECK(fragments_by_ldmatrix(c, Precision::B) == ldmatrix);
+    const bool defined = contains(render_source(c, Precision::H, Op::T, Op::N, BatchKind::Strided),
+                                  "#define LDMATRIX 1");
+    CHECK(defined == ldmatrix);
+  }
+  // TF32 rows of 4-byte values: 144 bytes (BK32 PD4) take it, 160 (PD8) do not.
+  c.pad = 4;
+  CHECK(fragments_by_ldmatrix(c, Precision::T));
+  c.pad = 8;
+  CHECK_FALSE(fragments_by_ldmatrix(c, Precision::T));
+  // Never for the FP32 and FP64 kinds, nor for k-major tiles.
+  CHECK_FALSE(fragments_by_ldmatrix(c, Precision::D));
+  c.smem_a_kmajor = 1;
+  CHECK_FALSE(fragments_by_ldmatrix(c, Precision::H));
+  c.smem_a_kmajor = 0;
+  // The model reads 8 halves a lane and instruction (four 8 x 8 matrices, 4 wavefronts) against
+  // 4 halves as two words (2 wavefronts): the same shared traffic in half the instructions.
+  c.pad = 8;
+  const BankProfile ldm = bank_profile(c, Precision::H, Op::T, Op::N);
+  CHECK(ldm.fragment_vector_a == 8);
+  CHECK(ldm.fragment_vector_b == 8);
+  CHECK(ldm.read_a == 4);
+  CHECK(ldm.read_b == 4);
+  KernelConfig words = c;
+  words.pad = 16;
+  const BankProfile w = bank_profile(words, Precision::H, Op::T, Op::N);
+  CHECK(w.fragment_vector_a == 4);
+  CHECK(w.read_a == 2);
+  const WarpTileTerms tl = warp_tile_terms(c, Precision::H, h100, ldm),
+                      tw = warp_tile_terms(words, Precision::H, h100, w);
+  CHECK(tl.fragment_instr == Approx(tw.fragment_instr / 2));
+  CHECK(ldm.read_a / ldm.fragment_vector_a == Approx(w.read_a / w.fragment_vector_a));
+  CHECK(check_hard(h, h100, c) == std::nullopt);
 }

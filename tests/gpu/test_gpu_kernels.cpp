@@ -239,6 +239,47 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
       CHECK(picked[0] == 2);
       CHECK(picked[1] == want_async);
     }
+  // Fragments read by ldmatrix (fragments_by_ldmatrix): one kernel of that path per precision and
+  // op shape, staged through registers, and for T through cp.async too.
+  for (Precision pr : {Precision::H, Precision::B, Precision::T})
+    for (auto [a, b] : op_shapes(pr)) {
+      const std::vector<Problem> problems = edge_problems(pr, a, b);
+      int (*by_ldmatrix)(const KernelConfig&) =
+          pr == Precision::T ? +[](const KernelConfig&
+                                       c) { return fragments_by_ldmatrix(c, Precision::T) ? 1 : 0; }
+                             : +[](const KernelConfig& c) {
+                                 return fragments_by_ldmatrix(c, Precision::H) ? 1 : 0;
+                               };
+      for (int async : {0, 1}) {
+        if (async && pr != Precision::T) continue;
+        SpaceDomain domain;
+        domain.split_k = {0};
+        domain.async_copy = {async};
+        const auto space = pruned_space(make(pr, a, b, 512, 512, 512), d, domain);
+        std::vector<KernelConfig> candidates;
+        for (size_t i = 0; i < 4000 && !space.empty(); ++i)
+          candidates.push_back(space[(i * 7919 + salt * 104729) % space.size()]);
+        ++salt;
+        const auto picked =
+            pick_valid_for_all(candidates, problems, {0, 1}, by_ldmatrix, jobs, problems_of_job);
+        INFO(to_char(pr) << to_char(a) << to_char(b) << " AC" << async);
+        CHECK(picked[1] == 1);
+      }
+    }
+  // And the two- and one-matrix ldmatrix reads that finish a warp tile of 6 row tiles and one
+  // column pair (THR_M 6, THR_N 2), for every mma shape.
+  for (Precision pr : {Precision::H, Precision::B, Precision::T})
+    for (int mma : pr == Precision::T ? std::vector<int>{2, 3} : std::vector<int>{3, 4}) {
+      const KernelConfig c = KernelConfig::parse(
+          std::string("BM96_BN32_BK32_DX16_DY16_DXA32_DXB32_VA1_VB1_LA0_LB0_ST2_") +
+          (pr == Precision::T ? "PD4" : "PD8") + "_MM" + std::to_string(mma));
+      const std::vector<Problem> problems = edge_problems(pr, Op::N, Op::N);
+      INFO(to_char(pr) << " " << c.id());
+      REQUIRE(fragments_by_ldmatrix(c, pr));
+      for (const Problem& p : problems) REQUIRE(check_hard(p, d, c) == std::nullopt);
+      jobs.push_back({c, pr, Op::N, Op::N});
+      problems_of_job.push_back(problems);
+    }
   // FP16 and BF16 through cp.async: op shape TN (copies in stored order), even leading dimensions.
   for (Precision pr : {Precision::H, Precision::B}) {
     const std::vector<Problem> problems = {make(pr, Op::T, Op::N, 1000, 1000, 1000),
@@ -257,6 +298,12 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
         jobs, problems_of_job);
     INFO(to_char(pr));
     CHECK(picked[1] == 3);
+    // And one of them reading its fragments by ldmatrix.
+    const auto by_ldmatrix = pick_valid_for_all(
+        candidates, problems, {0, 1},
+        [](const KernelConfig& c) { return fragments_by_ldmatrix(c, Precision::H) ? 1 : 0; }, jobs,
+        problems_of_job);
+    CHECK(by_ldmatrix[1] == 1);
   }
   checked += check_against_reference(jobs, problems_of_job);
   // The model's picks where they split K (few tiles of C) and at a ragged 4097^3.
