@@ -20,8 +20,14 @@ WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
                         const BankProfile& bank) {
   // Hopper reaches its FP64 tensor peak only with the m16n8kX shapes; m8n8k4 runs at half of
   // it, the A100's rate per SM (measured on the H100: 28.3 vs 48.9 TFLOP/s, same tiles).
-  // FP16/BF16 and TF32 run at their own rates; TF32 adds a rounding per fragment word.
-  const int rate = c.mma == 1 && d.cc_major >= 9 ? d.mma_fmas_per_sm(p) / 2 : d.mma_fmas_per_sm(p);
+  // FP16/BF16 and TF32 run at their own rates, and on Hopper their shorter shape at 3/4 of the
+  // longer's (bench/mma_peak.cu on the H100: FP16 m16n8k8 477 against m16n8k16 640 TFLOP/s,
+  // TF32 m16n8k4 240 against m16n8k8 323); TF32 adds a rounding per fragment word.
+  const int full = d.mma_fmas_per_sm(p);
+  const bool shorter_shape = is_reduced(p) && c.mma == (p == Precision::T ? 2 : 3);
+  const int rate = c.mma == 1 && d.cc_major >= 9      ? full / 2
+                   : shorter_shape && d.cc_major >= 9 ? full * 3 / 4
+                                                      : full;
   const double rounding = p == Precision::T ? 1.0 + bank.fragment_vector_a : 1.0;
   // One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's accumulator-k products; its
   // fragments are one element per lane and 4 k, read in 16-byte pairs where the shared layout
