@@ -112,6 +112,14 @@ void gemm(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
           const std::complex<double>* b, std::int64_t ldb, std::complex<double> beta,
           std::complex<double>* c, std::int64_t ldc, CudaStream stream = nullptr);
 
+// FP16, BF16 and TF32 inputs on tensor cores (the mma family, sm_80+), FP32 C, alpha, beta and
+// accumulation. precision H or B: a and b hold 16-bit values (__half, __nv_bfloat16); T: FP32
+// values the kernel rounds to TF32. Otherwise as the typed calls; S, D, C and Z are refused
+// (InputError: they take the typed calls above).
+void gemm(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
+          float alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, float beta,
+          float* c, std::int64_t ldc, CudaStream stream = nullptr);
+
 // ---------------------------------------------------------------- batched
 // Pointer-array batches (as cublasGemmBatchedEx): matrix i at a_array[i], b_array[i],
 // c_array[i] (device arrays of device pointers), one shape and leading dimensions for all.

@@ -165,3 +165,13 @@ TEST_CASE("runtime: between tuned shapes, the kernel predicted fastest there win
   CHECK(c.config != c.candidates[1].config);
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
 }
+
+TEST_CASE("runtime: the tensor-core gemm takes h, b and t only", "[runtime]") {
+  // Refused before any GPU work: S, D, C and Z have typed calls.
+  float c = 0;
+  for (Precision p : {Precision::S, Precision::D, Precision::C, Precision::Z}) {
+    INFO(to_char(p));
+    CHECK_THROWS_WITH(gemm(p, Op::N, Op::N, 1, 1, 1, 1.0f, &c, 1, &c, 1, 0.0f, &c, 1),
+                      Catch::Contains("takes h, b or t") && Catch::Contains("typed calls"));
+  }
+}

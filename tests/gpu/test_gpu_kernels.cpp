@@ -1,4 +1,6 @@
 // On the GPU: the model's occupancy against the driver's, and kernels against cuBLAS.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,10 +27,11 @@ using namespace gemmtune;
 namespace {
 
 // A device copy of host values (cudaFree it).
-double* to_device(const std::vector<double>& host) {
-  double* device = nullptr;
-  REQUIRE(cudaMalloc(&device, host.size() * sizeof(double)) == cudaSuccess);
-  REQUIRE(cudaMemcpy(device, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice) ==
+template <typename T>
+T* to_device(const std::vector<T>& host) {
+  T* device = nullptr;
+  REQUIRE(cudaMalloc(&device, host.size() * sizeof(T)) == cudaSuccess);
+  REQUIRE(cudaMemcpy(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) ==
           cudaSuccess);
   return device;
 }
@@ -851,4 +854,67 @@ TEST_CASE("gpu: measure --keep stores what it measured, as tune stores attempts"
   }
   CHECK(db.best(device, db.problems(device).front()).has_value());
   std::filesystem::remove(store);
+}
+
+TEST_CASE("gpu: gemmtune::gemm runs FP16, BF16 and TF32 inputs with FP32 C", "[gpu]") {
+  if (session().device().fp16_mma_per_sm == 0) {
+    WARN("no FP16 tensor cores on " + session().device().name + ": nothing to check");
+    return;
+  }
+  const auto db = std::filesystem::temp_directory_path() / "gemmtune_gpu_reduced_gemm.db";
+  std::filesystem::remove(db);
+  set_dispatch_database(db.string());  // empty: the model's pick
+  struct Shape {
+    Op op_a, op_b;
+    int m, n, k, lda, ldb, ldc;
+  };
+  for (Precision pr : {Precision::H, Precision::B, Precision::T})
+    for (const Shape& s : {Shape{Op::N, Op::N, 67, 45, 33, 70, 40, 67},
+                           Shape{Op::T, Op::N, 128, 96, 200, 200, 200, 130}}) {
+      INFO(to_char(pr) << " " << to_char(s.op_a) << to_char(s.op_b) << " " << s.m << "x" << s.n
+                       << "x" << s.k);
+      const int cols_a = s.op_a == Op::N ? s.k : s.m, cols_b = s.op_b == Op::N ? s.n : s.k;
+      // Multiples of 1/16 below 1/2: exact in every input type, their products and the FP32
+      // sums of up to 200 of them exact too, so the result must match the reference closely.
+      std::vector<float> a(size_t(s.lda) * cols_a), b(size_t(s.ldb) * cols_b),
+          c(size_t(s.ldc) * s.n, 0.25f);
+      for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 17) - 8) / 16;
+      for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 7 % 13) - 6) / 16;
+      // The inputs as the kernel reads them: 16-bit values for H and B, FP32 for T.
+      std::vector<unsigned short> a16(a.size()), b16(b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        a16[i] = pr == Precision::H ? __half_as_ushort(__float2half_rn(a[i]))
+                                    : __bfloat16_as_ushort(__float2bfloat16_rn(a[i]));
+      for (size_t i = 0; i < b.size(); ++i)
+        b16[i] = pr == Precision::H ? __half_as_ushort(__float2half_rn(b[i]))
+                                    : __bfloat16_as_ushort(__float2bfloat16_rn(b[i]));
+      const bool tf32 = pr == Precision::T;
+      void* da = tf32 ? static_cast<void*>(to_device(a)) : to_device(a16);
+      void* db_ = tf32 ? static_cast<void*>(to_device(b)) : to_device(b16);
+      float* dc = to_device(c);
+      gemm(pr, s.op_a, s.op_b, s.m, s.n, s.k, 1.5f, da, s.lda, db_, s.ldb, 2.0f, dc, s.ldc);
+      std::vector<float> got(c.size());
+      REQUIRE(cudaMemcpy(got.data(), dc, c.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+      double err = 0;
+      for (int j = 0; j < s.n; ++j)
+        for (int i = 0; i < s.m; ++i) {
+          double sum = 0;
+          for (int p = 0; p < s.k; ++p) {
+            const double x = s.op_a == Op::N ? a[size_t(i + p * s.lda)] : a[size_t(p + i * s.lda)];
+            const double y = s.op_b == Op::N ? b[size_t(p + j * s.ldb)] : b[size_t(j + p * s.ldb)];
+            sum += x * y;
+          }
+          err = std::max(err, std::abs(double(got[size_t(i + j * s.ldc)]) - (1.5 * sum + 0.5)));
+        }
+      CHECK(err < 1e-5);
+      Problem p = make_problem(pr, s.op_a, s.op_b, s.m, s.n, s.k);
+      p.lda = s.lda;
+      p.ldb = s.ldb;
+      p.ldc = s.ldc;
+      CHECK(last_dispatch(p.normalized()).config.mma > 0);
+      cudaFree(da);
+      cudaFree(db_);
+      cudaFree(dc);
+    }
+  std::filesystem::remove(db);
 }
