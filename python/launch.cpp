@@ -40,8 +40,18 @@ void launch(const ColumnMajorCall& q) {
     case 'z':
       return typed_launch<std::complex<double>>(q, {q.alpha_re, q.alpha_im},
                                                 {q.beta_re, q.beta_im});
+    case 'h':
+    case 'b':
+    case 't':
+      // Tensor-core inputs (16-bit values for h and b, FP32 for t) with FP32 C.
+      return gemm(parse_precision(std::string(1, q.precision)),
+                  parse_op(std::string_view(&q.op_a, 1)), parse_op(std::string_view(&q.op_b, 1)),
+                  q.m, q.n, q.k, float(q.alpha_re), reinterpret_cast<const void*>(q.a), q.lda,
+                  reinterpret_cast<const void*>(q.b), q.ldb, float(q.beta_re),
+                  reinterpret_cast<float*>(q.c), q.ldc, reinterpret_cast<CudaStream>(q.stream));
     default:
-      throw InputError(std::string("precision '") + q.precision + "' is not one of s, d, c, z");
+      throw InputError(std::string("precision '") + q.precision +
+                       "' is not one of s, d, c, z, h, b, t");
   }
 }
 

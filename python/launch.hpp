@@ -7,7 +7,7 @@
 namespace gemmtune::python {
 
 struct ColumnMajorCall {
-  char precision = 's';  // s, d, c, z
+  char precision = 's';  // s, d, c, z; h, b, t (tensor-core inputs, FP32 C)
   char op_a = 'n', op_b = 'n';
   std::int64_t m = 0, n = 0, k = 0;
   double alpha_re = 1, alpha_im = 0;

@@ -13,9 +13,14 @@ from . import _gemmtune
 # Precision letter of each element type, by name (torch.float32 prints as "torch.float32",
 # NumPy's and CuPy's dtypes as "float32").
 _PRECISIONS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
-_TYPESTR = {"<f4": "float32", "<f8": "float64", "<c8": "complex64", "<c16": "complex128"}
-_ITEMSIZE = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
-_SUPPORTED = "float32, float64, complex64 or complex128"
+# FP16 and BF16 inputs run on tensor cores into a float32 C (precisions h and b), as float32
+# inputs do with tf32=True (t). Not in the C++ short path, which takes the four above.
+_TENSOR_CORE = {"float16": "h", "bfloat16": "b"}
+_TYPESTR = {"<f4": "float32", "<f8": "float64", "<c8": "complex64", "<c16": "complex128",
+            "<f2": "float16"}
+_ITEMSIZE = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16, "float16": 2,
+             "bfloat16": 2}
+_SUPPORTED = "float32, float64, complex64, complex128, float16 or bfloat16"
 
 
 # A matrix as gemm reads it: (pointer, rows, cols, row stride, column stride (elements), dtype
@@ -32,7 +37,7 @@ def _torch_matrix(x: Any, name: str) -> _Matrix:
     dtype = _torch_dtypes.get(x.dtype)
     if dtype is None:
         dtype = str(x.dtype).removeprefix("torch.")
-        if dtype not in _PRECISIONS:
+        if dtype not in _PRECISIONS and dtype not in _TENSOR_CORE:
             raise ValueError(f"{name} has dtype torch.{dtype}; expected {_SUPPORTED}")
         _torch_dtypes[x.dtype] = dtype
     if x.dim() != 2:
@@ -72,7 +77,7 @@ def _dlpack_matrix(x: Any, name: str) -> _Matrix:
     if device_type != 2:  # kDLCUDA
         raise ValueError(f"{name} is not on a CUDA device (DLPack device type {device_type}); "
                          "expected a CUDA array")
-    if dtype not in _PRECISIONS:
+    if dtype not in _PRECISIONS and dtype not in _TENSOR_CORE:
         raise ValueError(f"{name} has dtype {dtype}; expected {_SUPPORTED}")
     if len(shape) != 2:
         raise ValueError(f"{name} has {len(shape)} dimensions (shape {tuple(shape)}); expected a "
@@ -129,7 +134,7 @@ def _scalar(value: Any, name: str, precision: str) -> tuple[float, float]:
     if type(value) is int or type(value) is float:
         return float(value), 0.0
     z = complex(value)
-    if z.imag and precision in "sd":
+    if z.imag and precision in "sdhbt":
         raise ValueError(f"{name} = {value} is complex; the arrays are real")
     return z.real, z.imag
 
@@ -144,17 +149,19 @@ _REAL = {int, float}
 
 
 def gemm(a: Any, b: Any, c: Optional[Any] = None, alpha: complex = 1, beta: complex = 0,
-         trans_a: bool = False, trans_b: bool = False) -> Any:
+         trans_a: bool = False, trans_b: bool = False, tf32: bool = False) -> Any:
     """``c = alpha * op(a) @ op(b) + beta * c`` with op the transpose where asked, on the arrays'
     device and current stream, asynchronously; returns ``c`` (a new array of a's kind, for
-    torch and CuPy, when None). Real and complex, single and double precision; row- and
-    column-major views of any leading dimension. A ``ValueError`` names the array at fault
-    (host memory, dtype, shape, device, strides) before anything runs."""
-    if _torch_module is not None or _register_torch() is not None:
+    torch and CuPy, when None). Real and complex, single and double precision; float16 and
+    bfloat16 inputs on tensor cores with a float32 ``c`` and FP32 accumulation, and float32 inputs
+    rounded to TF32 there with ``tf32=True``; row- and column-major views of any leading
+    dimension. A ``ValueError`` names the array at fault (host memory, dtype, shape, device,
+    strides) before anything runs."""
+    if not tf32 and (_torch_module is not None or _register_torch() is not None):
         done = _gemmtune.torch_gemm(a, b, c, alpha, beta, trans_a, trans_b)
         if done is not None:
             return done
-    return _general(a, b, c, alpha, beta, trans_a, trans_b)
+    return _general(a, b, c, alpha, beta, trans_a, trans_b, tf32)
 
 
 _torch_module: Any = None  # torch, once registered with the C++ short path
@@ -186,7 +193,7 @@ def _find_torch_stream() -> Any:
 
 
 def _general(a: Any, b: Any, c: Optional[Any], alpha: Any, beta: Any, trans_a: bool,
-             trans_b: bool) -> Any:
+             trans_b: bool, tf32: bool = False) -> Any:
     """gemm on any arrays: every layout, every library, and every check's message."""
     ma, mb = _matrix(a, "a"), _matrix(b, "b")
     _, a_rows, a_cols, _, _, dtype, device, _ = ma
@@ -201,16 +208,24 @@ def _general(a: Any, b: Any, c: Optional[Any], alpha: Any, beta: Any, trans_a: b
         raise ValueError(f"b has dtype {mb[5]}; expected a's {dtype}")
     if mb[6] != device:
         raise ValueError(f"b is on CUDA device {mb[6]}; expected a's device {device}")
-    precision = _PRECISIONS[dtype]
+    precision = _TENSOR_CORE.get(dtype) or _PRECISIONS[dtype]
+    if tf32:
+        if dtype != "float32":
+            raise ValueError(f"a has dtype {dtype}; tf32=True takes float32 arrays")
+        precision = "t"
+    # Tensor-core inputs accumulate and store in float32.
+    c_dtype = "float32" if precision in "hbt" else dtype
     alpha_re, alpha_im, beta_re, beta_im = _scalars(alpha, beta, precision)
     if c is None:
-        c = _new_like(a, ma, m, n)
+        c = _new_like(a, ma, m, n, c_dtype)
         beta_re = beta_im = 0.0
     mc = _matrix(c, "c")
     if mc[1] != m or mc[2] != n:
         raise ValueError(f"c has shape ({mc[1]}, {mc[2]}); expected ({m}, {n})")
-    if mc[5] != dtype:
-        raise ValueError(f"c has dtype {mc[5]}; expected a's {dtype}")
+    if mc[5] != c_dtype:
+        raise ValueError(f"c has dtype {mc[5]}; expected a's {dtype}" if c_dtype == dtype else
+                         f"c has dtype {mc[5]}; expected float32 (a's {dtype} accumulates in "
+                         "float32 on tensor cores)")
     if mc[6] != device:
         raise ValueError(f"c is on CUDA device {mc[6]}; expected a's device {device}")
     # Kernels read A and B in vectors of up to 16 bytes from the base pointer on; C's alignment
@@ -238,10 +253,11 @@ def _general(a: Any, b: Any, c: Optional[Any], alpha: Any, beta: Any, trans_a: b
     return c
 
 
-def _new_like(a: Any, ma: _Matrix, m: int, n: int) -> Any:
-    library, dtype, device = ma[7], ma[5], ma[6]
+def _new_like(a: Any, ma: _Matrix, m: int, n: int, dtype: str) -> Any:
+    library, device = ma[7], ma[6]
     if library == "torch":
-        return sys.modules["torch"].empty((m, n), dtype=a.dtype, device=a.device)
+        torch = sys.modules["torch"]
+        return torch.empty((m, n), dtype=getattr(torch, dtype), device=a.device)
     if library.startswith("cupy"):
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(device):

@@ -13,6 +13,9 @@ from gemmtune import _arrays
 np = pytest.importorskip("numpy", reason="the array tests pose NumPy arrays")
 
 DTYPES = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
+# The tensor-core precisions NumPy can pose (no bfloat16): inputs, and their float32 C.
+INPUT_DTYPES = {**DTYPES, "h": np.float16, "t": np.float32}
+C_DTYPES = {**DTYPES, "h": np.float32, "t": np.float32}
 
 
 class PosingArray:
@@ -42,9 +45,9 @@ def launches(monkeypatch):
 
     def fake(precision, op_a, op_b, m, n, k, alpha_re, alpha_im, a, lda, b, ldb, beta_re,
              beta_im, c, ldc, stream, device):
-        dtype = DTYPES[precision]
-        A = column_major(a, *((m, k) if op_a == "n" else (k, m)), lda, dtype)
-        B = column_major(b, *((k, n) if op_b == "n" else (n, k)), ldb, dtype)
+        dtype = C_DTYPES[precision]
+        A = column_major(a, *((m, k) if op_a == "n" else (k, m)), lda, INPUT_DTYPES[precision])
+        B = column_major(b, *((k, n) if op_b == "n" else (n, k)), ldb, INPUT_DTYPES[precision])
         C = column_major(c, m, n, ldc, dtype)
         op_a_value = A if op_a == "n" else A.T
         op_b_value = B if op_b == "n" else B.T
@@ -52,7 +55,7 @@ def launches(monkeypatch):
                                                   op_b_value) +
                   complex(beta_re, beta_im) * C).astype(dtype) if precision in "cz" else (
             alpha_re * (op_a_value.astype(np.float64) @ op_b_value) + beta_re * C).astype(dtype)
-        calls.append(dict(stream=stream, device=device, ops=op_a + op_b))
+        calls.append(dict(stream=stream, device=device, ops=op_a + op_b, precision=precision))
 
     monkeypatch.setattr(_arrays._gemmtune, "gemm", fake)
     return calls
@@ -88,6 +91,39 @@ def test_every_layout_and_transpose_computes_the_product(precision, trans_a, tra
                 tolerance = 1e-4 if precision in "sc" else 1e-12
                 assert np.allclose(c, expected, rtol=tolerance, atol=tolerance), (la, lb, lc)
     assert len(launches) == 27
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_float16_and_tf32_inputs_run_on_tensor_cores_into_float32(trans_a, trans_b, launches):
+    rng = np.random.default_rng(5)
+    m, n, k = 7, 5, 3
+    for precision, inputs, tf32 in (("h", np.float16, False), ("t", np.float32, True)):
+        for la, a in layouts(*((k, m) if trans_a else (m, k)), inputs, rng).items():
+            for lb, b in layouts(*((n, k) if trans_b else (k, n)), inputs, rng).items():
+                c = layouts(m, n, np.float32, rng)["row"]
+                c0 = c.copy()
+                gemmtune.gemm(PosingArray(a), PosingArray(b), PosingArray(c), alpha=1.5,
+                              beta=0.25, trans_a=trans_a, trans_b=trans_b, tf32=tf32)
+                expected = 1.5 * ((a.T if trans_a else a).astype(np.float64) @
+                                  (b.T if trans_b else b)) + 0.25 * c0
+                assert np.allclose(c, expected, rtol=1e-4, atol=1e-4), (precision, la, lb)
+    assert len(launches) == 18
+    assert [x["precision"] for x in launches] == ["h"] * 9 + ["t"] * 9
+
+
+def test_tensor_core_inputs_want_a_float32_c(launches):
+    a16, b16 = np.ones((4, 3), np.float16), np.ones((3, 2), np.float16)
+    with pytest.raises(ValueError, match=r"^c has dtype float16; expected float32 \(a's float16"):
+        gemmtune.gemm(PosingArray(a16), PosingArray(b16), PosingArray(np.zeros((4, 2), np.float16)))
+    with pytest.raises(ValueError, match="^a has dtype float64; tf32=True takes float32 arrays"):
+        a64 = np.ones((4, 3))
+        gemmtune.gemm(PosingArray(a64), PosingArray(a64.T.copy()), PosingArray(np.zeros((4, 4))),
+                      tf32=True)
+    with pytest.raises(ValueError, match="^alpha = 1j is complex; the arrays are real"):
+        gemmtune.gemm(PosingArray(a16), PosingArray(b16), PosingArray(np.zeros((4, 2), np.float32)),
+                      alpha=1j)
+    assert launches == []
 
 
 def test_the_interface_stream_is_passed_on(launches):

@@ -111,8 +111,10 @@ def test_bad_input_is_refused_naming_the_tensor_with_nothing_launched(gen):
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.cpu(), b, c), c, "^a is a torch tensor "
                                 "on cpu; expected a CUDA tensor")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b.cpu(), c), c, "^b is a torch tensor")
-    bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.half(), b.half()), c,
-                                r"^a has dtype torch.float16; expected float32")
+    bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.int(), b.int()), c,
+                                r"^a has dtype torch.int32; expected float32")
+    bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.half(), b.half(), c.half()), c,
+                                r"^c has dtype float16; expected float32 \(a's float16")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b.T, c), c, "^b has shape")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b, c[:, :5]), c, "^c has shape")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b.double(), c), c, "^b has dtype")
@@ -144,3 +146,28 @@ def test_the_current_stream_is_honoured(gen):
         gemmtune.gemm(a, b, c)
     side.synchronize()
     check(c, a_real, b, k)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_tensor_core_inputs_accumulate_into_float32(dtype, trans_a, gen):
+    # Multiples of 1/16 below 1/2: exact in every input type, and so are their products and the
+    # float32 sums of 300 of them, so the tensor cores must give the double reference closely.
+    m, n, k = 133, 70, 300
+    tf32 = dtype == torch.float32
+
+    def exact(shape):
+        return (torch.randint(-8, 9, shape, device="cuda", generator=gen) / 16).to(dtype)
+
+    a = exact((k, m) if trans_a else (m, k))
+    b = exact((k, n))
+    c = gemmtune.gemm(a, b, trans_a=trans_a, tf32=tf32)
+    assert c.dtype == torch.float32 and c.shape == (m, n)
+    expected = torch.matmul((a.T if trans_a else a).double(), b.double())
+    torch.cuda.synchronize()
+    assert (c.double() - expected).abs().max().item() < 1e-5
+    c0 = torch.full((m, n), 0.25, device="cuda")
+    c1 = c0.clone()
+    gemmtune.gemm(a, b, c1, alpha=1.5, beta=2.0, trans_a=trans_a, tf32=tf32)
+    torch.cuda.synchronize()
+    assert (c1.double() - (1.5 * expected + 0.5)).abs().max().item() < 1e-5
