@@ -384,13 +384,17 @@ std::span<const FamilyRules> family_rules();
 std::span<const MainLoopRules> main_loop_rules();
 const FamilyRules& family_rules_of(const KernelConfig& c);       // throws std::logic_error
 const MainLoopRules& main_loop_rules_of(const KernelConfig& c);  // throws std::logic_error
-// The cp.async loop's landing rule: the shared layout (LA for of_a, else LB) that keeps A's or
-// B's stored order, and whether c's copies can write the layout it chose.
+// The mma.sync shapes (MM values) of FP16 and BF16 (m16n8k8, m16n8k16: 3, 4) and of TF32
+// (m16n8k4, m16n8k8: 2, 3), the shorter first.
+std::array<int, 2> reduced_mma_shapes(Precision p);
 // Whether the mma family reads a precision's FP16, BF16 or TF32 fragments with ldmatrix (one
 // instruction for four 8 x 8 matrices of 16-bit values) instead of 32-bit words: where every
 // shared row starts on 16 bytes and 8 consecutive rows fall on distinct 16-byte bank groups, so
-// its reads are conflict-free (PD8 at BK32 or BK64). The kernel and the model follow this rule.
+// its reads are conflict-free (16-bit values: PD8 at BK32 or BK64; TF32: PD4). The kernel and the
+// model follow this rule.
 bool fragments_by_ldmatrix(const KernelConfig& c, Precision p);
+// The cp.async loop's landing rule: the shared layout (LA for of_a, else LB) that keeps A's or
+// B's stored order, and whether c's copies can write the layout it chose.
 int stored_order_kmajor(const Problem& p, bool of_a);
 bool async_copy_lands(const KernelConfig& c, const Problem& p, bool of_a);
 

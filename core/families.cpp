@@ -19,7 +19,8 @@ bool any_tile(const KernelConfig&, const Problem&) {
 bool mma_supported(const KernelConfig& c, const Problem& p, const DeviceSpec& d) {
   if (d.mma_fmas_per_sm(p.precision) <= 0) return false;
   if (is_double(p.precision)) return c.mma == 1 || d.cc_major >= 9;
-  return p.precision == Precision::T ? c.mma == 2 || c.mma == 3 : c.mma == 3 || c.mma == 4;
+  const std::array<int, 2> shapes = reduced_mma_shapes(p.precision);
+  return c.mma == shapes[0] || c.mma == shapes[1];
 }
 
 // Warps of 8 x 4 lanes, each lane a column pair; m16 shapes pair rows; K in the mma's steps.
@@ -37,6 +38,10 @@ bool mma_layout_ok(const KernelConfig& c, const Problem& p) {
 }
 
 }  // namespace
+
+std::array<int, 2> reduced_mma_shapes(Precision p) {
+  return p == Precision::T ? std::array<int, 2>{2, 3} : std::array<int, 2>{3, 4};
+}
 
 bool fragments_by_ldmatrix(const KernelConfig& c, Precision p) {
   if (!c.mma || !is_reduced(p) || c.smem_a_kmajor || c.smem_b_kmajor) return false;

@@ -145,6 +145,13 @@ typedef elem_t out_t;  // C's element: the inputs' own
 #define SA_AT(s, m, k) s[SA_INDEX(m, k)]
 #define SB_AT(s, k, n) s[SB_INDEX(k, n)]
 
+// A shared-memory pointer as the 32-bit shared address cp.async and ldmatrix take.
+__device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
+  unsigned addr;
+  asm("{ .reg .u64 q; cvta.to.shared.u64 q, %1; cvt.u32.u64 %0, q; }" : "=r"(addr) : "l"(p));
+  return addr;
+}
+
 __device__ __forceinline__ elem_t gt_zero() {
 #if GT_COMPLEX
   elem_t z;

@@ -1,9 +1,4 @@
 // The cp.async main loop's copies (sm_80+): global memory straight into shared, no registers.
-__device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
-  unsigned addr;
-  asm("{ .reg .u64 q; cvta.to.shared.u64 q, %1; cvt.u32.u64 %0, q; }" : "=r"(addr) : "l"(p));
-  return addr;
-}
 // cp.async (sm_80+): BYTES from global src to the shared byte address dst without a register
 // round trip; bytes past `valid` are zero-filled, which is how the edges of A and B read as zeros.
 // Shared addresses stay 32-bit offsets: converting a generic pointer per copy cost ~150

@@ -107,12 +107,8 @@ __device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const el
 // Word w of an A row tile (B column tile) is the 8 x 8 matrix of its rows at k + w * LDM_K: lane l
 // receives row l/4, 16-bit values 2(l%4) and 2(l%4) + 1 (one TF32 value, l%4), which is the mma's
 // own fragment layout. Lane l gives the address of row l%8 of matrix l/8 (x4), of matrix
-// (l/8)%2 (x2), or of the one matrix (x1).
-__device__ __forceinline__ unsigned gt_shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// The row's address is a 32-bit shared address, so that the instructions of one step differ by
-// constants the compiler folds into their addresses.
+// (l/8)%2 (x2), or of the one matrix (x1), as a 32-bit shared address (gt_shared_address), so
+// that the instructions of one step differ by constants the compiler folds into their addresses.
 __device__ __forceinline__ void gt_ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2,
                                                unsigned& r3, unsigned row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"

@@ -47,7 +47,7 @@ std::string render_source(const KernelConfig& c, Precision precision, Op op_a, O
   for (const auto& [rank, p] : defines) {
     if (!p) {
       def("CROSS_BARRIER", c.fragments_cross_barrier() ? 1 : 0);
-      // Only where it holds, so that every other kernel keeps its source and cached cubins.
+      // Only where it holds: every other kernel's defines stay as they were.
       if (fragments_by_ldmatrix(c, precision)) def("LDMATRIX", 1);
       continue;
     }

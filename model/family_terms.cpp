@@ -24,7 +24,7 @@ WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
   // longer's (bench/mma_peak.cu on the H100: FP16 m16n8k8 477 against m16n8k16 640 TFLOP/s,
   // TF32 m16n8k4 240 against m16n8k8 323); TF32 adds a rounding per fragment word.
   const int full = d.mma_fmas_per_sm(p);
-  const bool shorter_shape = is_reduced(p) && c.mma == (p == Precision::T ? 2 : 3);
+  const bool shorter_shape = is_reduced(p) && c.mma == reduced_mma_shapes(p)[0];
   const int rate = c.mma == 1 && d.cc_major >= 9      ? full / 2
                    : shorter_shape && d.cc_major >= 9 ? full * 3 / 4
                                                       : full;

@@ -56,7 +56,8 @@ BankProfile bank_profile(const KernelConfig& c, Precision p, Op op_a, Op op_b);
 
 // Elements per shared read of an mma fragment of A (or B): 2 where a lane's k values are
 // contiguous and 16-byte aligned (m16n8k8/k16 on an M-major A or N-major B tile of D), else 1;
-// H, B, T: a lane's mma k (words), or 16 bytes where ldmatrix reads them (fragments_by_ldmatrix).
+// H, B, T: mma_k / 4 (a lane's k, as words), or 16 bytes where ldmatrix reads them
+// (fragments_by_ldmatrix).
 int mma_fragment_vector(const KernelConfig& c, Precision p, bool of_a);
 
 // A family's own terms (model/family_terms.cpp): the pipe its warp tile runs on, in FMAs per

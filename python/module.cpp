@@ -242,17 +242,19 @@ NB_MODULE(_gemmtune, m) {
       strides.push_back(a.stride(i));
     }
     const nb::dlpack::dtype t = a.dtype();
+    using Code = nb::dlpack::dtype_code;
+    struct Named {
+      Code code;
+      std::uint8_t bits;
+      const char* name;
+    };
+    static constexpr Named kNames[] = {
+        {Code::Float, 32, "float32"},     {Code::Float, 64, "float64"},
+        {Code::Complex, 64, "complex64"}, {Code::Complex, 128, "complex128"},
+        {Code::Float, 16, "float16"},     {Code::Bfloat, 16, "bfloat16"}};
     std::string dtype = "other";
-    if (t.lanes == 1 && t.code == std::uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 32)
-      dtype = "float32";
-    else if (t.lanes == 1 && t.code == std::uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 64)
-      dtype = "float64";
-    else if (t.lanes == 1 && t.code == std::uint8_t(nb::dlpack::dtype_code::Complex) &&
-             t.bits == 64)
-      dtype = "complex64";
-    else if (t.lanes == 1 && t.code == std::uint8_t(nb::dlpack::dtype_code::Complex) &&
-             t.bits == 128)
-      dtype = "complex128";
+    for (const Named& n : kNames)
+      if (t.lanes == 1 && t.code == std::uint8_t(n.code) && t.bits == n.bits) dtype = n.name;
     return nb::make_tuple(std::uintptr_t(a.data()), shape, strides, dtype, a.device_type(),
                           a.device_id());
   });

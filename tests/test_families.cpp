@@ -285,7 +285,7 @@ TEST_CASE("families: FP16, BF16 and TF32 fragments by ldmatrix where its rows ar
   const Problem h = make_problem(Precision::H, Op::T, Op::N, 4096, 4096, 4096);
   KernelConfig c =
       KernelConfig::parse("BM128_BN128_BK32_DX16_DY16_DXA4_DXB4_VA8_VB8_LA0_LB0_ST3_MM4_AC1");
-  // 16-bit rows of 32 + PD: 64 bytes (PD0) and 96 (PD16) put rows 0 and 4 (0 and 2) on the same
+  // 16-bit rows of 32 + PD: 64 bytes (PD0) and 96 (PD16) put rows 0 and 2 (0 and 4) on the same
   // banks; 80 bytes (PD8) spread 8 rows over all 32.
   const std::map<int, bool> by_pad{{0, false}, {4, false}, {8, true}, {16, false}};
   for (const auto& [pad, ldmatrix] : by_pad) {

@@ -113,7 +113,8 @@ def test_bad_input_is_refused_naming_the_tensor_with_nothing_launched(gen):
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b.cpu(), c), c, "^b is a torch tensor")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.int(), b.int()), c,
                                 r"^a has dtype torch.int32; expected float32")
-    bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.half(), b.half(), c.half()), c,
+    c16 = c.half()
+    bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a.half(), b.half(), c16), c16,
                                 r"^c has dtype float16; expected float32 \(a's float16")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b.T, c), c, "^b has shape")
     bad_call_leaves_c_untouched(lambda: gemmtune.gemm(a, b, c[:, :5]), c, "^c has shape")
