@@ -272,6 +272,8 @@ struct TuningParameter {
   // steps and wider padding, which 16-bit fragments need and the FP32/FP64 spaces were never
   // fitted on.
   std::vector<int> reduced{};
+  // values, with the reduced ones appended for a problem of precision H, B or T.
+  std::vector<int> values_for(std::vector<int> values, Precision p) const;
   bool tiling = false;  // enumerated in full per tiling (else a variant of one)
   // Refinement: an ordered parameter steps to a neighbouring value, another to every other
   // value, over refine_values (empty: the domain's); refine_rank orders the moves (0: none).

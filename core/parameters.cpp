@@ -459,13 +459,17 @@ SpaceDomain SpaceDomain::named(const std::string& name) {
   return d;
 }
 
+std::vector<int> TuningParameter::values_for(std::vector<int> values, Precision p) const {
+  if (is_reduced(p))
+    for (int v : reduced)
+      if (!enumerates(values, v)) values.push_back(v);
+  return values;
+}
+
 SpaceDomain SpaceDomain::for_precision(Precision p) const {
   SpaceDomain d = *this;
-  if (!is_reduced(p)) return d;
   for (const TuningParameter& t : tuning_parameters())
-    if (t.domain)
-      for (int v : t.reduced)
-        if (!enumerates(d.*t.domain, v)) (d.*t.domain).push_back(v);
+    if (t.domain) d.*t.domain = t.values_for(d.*t.domain, p);
   return d;
 }
 

@@ -8,11 +8,22 @@
 
 namespace gemmtune {
 
+namespace {
+// The letters of Precision and Op, in their enums' order.
+constexpr std::string_view kPrecisionLetters = "SDCZHBT", kOpLetters = "NTC";
+
+// The index of a one-letter text (either case) in letters, or npos.
+size_t letter_index(std::string_view text, std::string_view letters) {
+  return text.size() == 1 ? letters.find(char(std::toupper(static_cast<unsigned char>(text[0]))))
+                          : std::string_view::npos;
+}
+}  // namespace
+
 char to_char(Precision p) {
-  return "SDCZHBT"[static_cast<int>(p)];
+  return kPrecisionLetters[static_cast<size_t>(p)];
 }
 char to_char(Op op) {
-  return "NTC"[static_cast<int>(op)];
+  return kOpLetters[static_cast<size_t>(op)];
 }
 
 const char* to_string(BatchKind kind) {
@@ -36,43 +47,17 @@ BatchKind parse_batch_kind(std::string_view text) {
 }
 
 Precision parse_precision(std::string_view text) {
-  if (text.size() == 1) {
-    switch (std::toupper(static_cast<unsigned char>(text[0]))) {
-      case 'S':
-        return Precision::S;
-      case 'D':
-        return Precision::D;
-      case 'C':
-        return Precision::C;
-      case 'Z':
-        return Precision::Z;
-      case 'H':
-        return Precision::H;
-      case 'B':
-        return Precision::B;
-      case 'T':
-        return Precision::T;
-      default:
-        break;
-    }
-  }
-  throw InputError("precision '" + std::string(text) + "' is not one of s, d, c, z, h, b, t");
+  const size_t i = letter_index(text, kPrecisionLetters);
+  if (i == std::string_view::npos)
+    throw InputError("precision '" + std::string(text) + "' is not one of s, d, c, z, h, b, t");
+  return static_cast<Precision>(i);
 }
 
 Op parse_op(std::string_view text) {
-  if (text.size() == 1) {
-    switch (std::toupper(static_cast<unsigned char>(text[0]))) {
-      case 'N':
-        return Op::N;
-      case 'T':
-        return Op::T;
-      case 'C':
-        return Op::C;
-      default:
-        break;
-    }
-  }
-  throw InputError("op '" + std::string(text) + "' is not one of n, t, c");
+  const size_t i = letter_index(text, kOpLetters);
+  if (i == std::string_view::npos)
+    throw InputError("op '" + std::string(text) + "' is not one of n, t, c");
+  return static_cast<Op>(i);
 }
 
 int element_bytes(Precision p) {

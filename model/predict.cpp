@@ -130,16 +130,13 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
   const WarpTileTerms warp = warp_tile_terms(c, p.precision, d, bank);
   const MainLoopTerms loop = main_loop_terms(c);
   const int lanes = warp.fmas_per_clock;
-  if (lanes <= 0)
-    throw InputError("configuration " + c.id() + " needs " +
-                     (p.precision == Precision::T ? "TF32 tensor cores"
-                      : is_reduced(p.precision)   ? "FP16/BF16 tensor cores"
-                                                  : "FP64 tensor cores") +
-                     ", which " + d.name + " lacks (" +
-                     (p.precision == Precision::T ? "tf32"
-                      : is_reduced(p.precision)   ? "fp16"
-                                                  : "fp64") +
-                     "_mma_per_sm = 0)");
+  if (lanes <= 0) {
+    const auto [cores, field] = p.precision == Precision::T ? std::pair{"TF32", "tf32"}
+                                : is_reduced(p.precision)   ? std::pair{"FP16/BF16", "fp16"}
+                                                            : std::pair{"FP64", "fp64"};
+    throw InputError("configuration " + c.id() + " needs " + cores + " tensor cores, which " +
+                     d.name + " lacks (" + field + "_mma_per_sm = 0)");
+  }
   const std::int64_t tiles_m = ceil_div(p.m, c.blk_m), tiles_n = ceil_div(p.n, c.blk_n);
   // Blocks: with split-K, splits() of them per tile of C, each over k_per_split of K.
   const int splits = c.splits();

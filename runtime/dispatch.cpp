@@ -204,11 +204,9 @@ Problem call_problem(Precision precision, Op op_a, Op op_b, std::int64_t m, std:
   return p;
 }
 
-// T: the inputs' element type; C's is U (FP32 for the tensor-core precisions' bytes).
-template <typename T, typename U>
 void dispatch(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k,
-              Scalar alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, Scalar beta,
-              U* c, std::int64_t ldc, CudaStream stream) {
+              Scalar alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb,
+              Scalar beta, void* c, std::int64_t ldc, CudaStream stream) {
   Problem p = call_problem(precision, op_a, op_b, m, n, k, 1, alpha, beta);
   p.lda = lda;
   p.ldb = ldb;
@@ -335,8 +333,7 @@ void gemm(Precision precision, Op oa, Op ob, std::int64_t m, std::int64_t n, std
     throw InputError(std::string("precision ") + char(std::tolower(to_char(precision))) +
                      ": this gemm takes h, b or t (FP16, BF16 or TF32 inputs, FP32 C); s, d, c "
                      "and z have typed calls");
-  dispatch(precision, oa, ob, m, n, k, {alpha, 0}, static_cast<const unsigned char*>(a), lda,
-           static_cast<const unsigned char*>(b), ldb, {beta, 0}, c, ldc, stream);
+  dispatch(precision, oa, ob, m, n, k, {alpha, 0}, a, lda, b, ldb, {beta, 0}, c, ldc, stream);
 }
 
 void gemm(Op oa, Op ob, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,

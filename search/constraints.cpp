@@ -198,14 +198,20 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
   if (!family_supported(c, p, d)) {
     const char prec = char(std::tolower(to_char(p.precision)));
     std::string why;
-    if (is_reduced(p.precision))
-      why = std::string("precision ") + prec + " runs on tensor cores only, with MM" +
-            (p.precision == Precision::T ? "2 or MM3 (m16n8k4, m16n8k8)"
-                                         : "3 or MM4 (m16n8k8, m16n8k16)") +
-            ", and needs a device with them (" + d.name + " has fp16_mma_per_sm " +
-            std::to_string(d.fp16_mma_per_sm) + ", tf32_mma_per_sm " +
-            std::to_string(d.tf32_mma_per_sm) + "); got MM" + std::to_string(c.mma);
-    else if (c.mma != 0 && !is_double(p.precision))
+    if (is_reduced(p.precision)) {
+      std::vector<std::string> numbers, names;
+      for (int mm : reduced_mma_shapes(p.precision)) {
+        KernelConfig shape;
+        shape.mma = mm;
+        numbers.push_back("MM" + std::to_string(mm));
+        names.push_back("m16n8k" + std::to_string(shape.mma_k()));
+      }
+      why = std::string("precision ") + prec + " runs on tensor cores only, with " +
+            join(numbers, " or ") + " (" + join(names, ", ") + "), and needs a device with them (" +
+            d.name + " has fp16_mma_per_sm " + std::to_string(d.fp16_mma_per_sm) +
+            ", tf32_mma_per_sm " + std::to_string(d.tf32_mma_per_sm) + "); got MM" +
+            std::to_string(c.mma);
+    } else if (c.mma != 0 && !is_double(p.precision))
       why = "MM" + std::to_string(c.mma) + " needs precision d, z, h, b or t (got " + prec + ")";
     else
       why = "MM" + std::to_string(c.mma) + " needs FP64 tensor cores" +

@@ -70,18 +70,10 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
       add(n);
     }
   };
-  for (const TuningParameter* p : refined_parameters()) {
-    if (p->refine_values.empty()) {
-      step(*p, dom.*p->domain);
-      continue;
-    }
-    // The values refinement explores, and those an H, B or T problem's domain adds.
-    std::vector<int> values = p->refine_values;
-    if (is_reduced(problem.precision))
-      for (int v : p->reduced)
-        if (!enumerates(values, v)) values.push_back(v);
-    step(*p, values);
-  }
+  // The values refinement explores, and those an H, B or T problem's domain adds.
+  for (const TuningParameter* p : refined_parameters())
+    step(*p, p->refine_values.empty() ? dom.*p->domain
+                                      : p->values_for(p->refine_values, problem.precision));
   return out;
 }
 
