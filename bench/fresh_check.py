@@ -18,6 +18,7 @@ def row(path):
 
 def main(paths):
     picks, shorts = [], []
+    others = {}  # FRESH_EXTRA's roles: each configuration's fraction of the timed tune's best
     print(f"{'problem':40} {'cuBLAS us':>10} {'pick x':>7} {'evals x':>7} {'tune x':>7}"
           f" {'pick/tune':>9} {'evals/tune':>10} {'tuned':>6}")
     for path in paths:
@@ -29,6 +30,9 @@ def main(paths):
         # the pick against cuBLAS only.
         pick = tuned / t["pick"] if "pick" in t and "tune_seconds" in t else 0.0
         short = tuned / t["tune_evaluations"] if "tune_evaluations" in t else 0.0
+        for role, v in t.items():
+            if role not in ("pick", "tune_seconds", "tune_evaluations") and "tune_seconds" in t:
+                others.setdefault(role, []).append((m["problem"], tuned / v if v > 0 else 0.0))
         if pick:
             picks.append(pick)
         if short:
@@ -42,6 +46,12 @@ def main(paths):
     if shorts:
         print(f"{len(shorts)} problems: best of the short tune / timed tune's best median "
               f"{statistics.median(shorts):.3f}, worst {min(shorts):.3f}")
+    for role, rows in others.items():
+        for problem, fraction in rows:
+            print(f"{role}: {problem:40} {fraction:.3f} of the timed tune's best")
+        fractions = [f for _, f in rows]
+        print(f"{len(rows)} problems: {role} / timed tune's best median "
+              f"{statistics.median(fractions):.3f}, worst {min(fractions):.3f}")
 
 
 if __name__ == "__main__":

@@ -102,7 +102,9 @@ int register_cap(int threads);
 struct RegisterSample {
   KernelConfig config;
   Precision precision = Precision::S;
-  int registers = 0;  // as ptxas reported
+  Op op_a = Op::N, op_b = Op::N;
+  int registers = 0;     // as ptxas reported
+  bool spilled = false;  // then `registers` is the cap it hit, not the kernel's demand
 };
 // Least squares (Eigen) over compiled samples; stated_error is the largest residual seen.
 RegisterModel fit_register_model(const std::vector<RegisterSample>& samples);
