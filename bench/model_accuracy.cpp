@@ -38,7 +38,8 @@ namespace {
 
 // Every recording's attempts together, so that a configuration measured in two files (a
 // recording and the model's measured picks) is one sample at the median of its times.
-std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
+std::vector<CalibrationSample> load(const std::vector<std::string>& paths,
+                                    SamplePrecisions precisions) {
   std::vector<Attempt> attempts;
   for (const auto& path : paths) {
     CsvImportReport report;
@@ -49,7 +50,7 @@ std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
     attempts.insert(attempts.end(), std::make_move_iterator(part.begin()),
                     std::make_move_iterator(part.end()));
   }
-  return calibration_samples(attempts);
+  return calibration_samples(attempts, precisions);
 }
 
 void print(const char* title, const QualityReport& before, const QualityReport& after) {
@@ -543,7 +544,11 @@ int main(int argc, char** argv) try {
         "--registers compiled|estimated only");
   if (paths.empty()) paths.push_back(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
   const DeviceSpec device = find_builtin_device(gpu);
-  std::vector<CalibrationSample> samples = load(paths);
+  // A given calibration fits nothing here: it ranks every precision's samples, the tensor-core
+  // FP16, BF16 and TF32 ones (on its coefficients alone) among them; a fit takes those it covers.
+  const bool fits = calibration.empty() && dump_path.empty();
+  std::vector<CalibrationSample> samples =
+      load(paths, fits ? SamplePrecisions::Fitted : SamplePrecisions::All);
 
   // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
   if (registers == "estimated")

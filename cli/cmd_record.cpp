@@ -23,15 +23,21 @@ struct ProblemsArgs {
   ProblemSampling sampling;
   GpuOption gpu;
   double max_ms = 50;
+  std::string precisions = "sdcz";
 };
 
 void run_problems(ProblemsArgs a) {
   a.sampling.max_seconds = a.max_ms * 1e-3;
+  a.sampling.precisions.clear();
+  for (char letter : a.precisions)
+    a.sampling.precisions.push_back(parse_precision(std::string(1, letter)));
   const DeviceSpec d = a.gpu.device();
-  std::printf("# %d problems, seed %u, sizes %lld..%lld, under %.0f ms at %.0f%% of %s's peak\n",
-              a.sampling.count, a.sampling.seed, static_cast<long long>(a.sampling.min_size),
-              static_cast<long long>(a.sampling.max_size), a.max_ms, kSamplingPeakFraction * 100,
-              d.name.c_str());
+  std::printf(
+      "# %d problems, seed %u, precisions %s, sizes %lld..%lld, under %.0f ms at %.0f%% of %s's "
+      "peak\n",
+      a.sampling.count, a.sampling.seed, a.precisions.c_str(),
+      static_cast<long long>(a.sampling.min_size), static_cast<long long>(a.sampling.max_size),
+      a.max_ms, kSamplingPeakFraction * 100, d.name.c_str());
   for (const Problem& p : random_problems(a.sampling, d))
     std::printf("%s\n", problem_options(p).c_str());
 }
@@ -170,6 +176,10 @@ void register_record(CLI::App& app) {
       ->add_option("--max-ms", pa->max_ms,
                    "keep problems that run under this many ms at " +
                        std::to_string(int(kSamplingPeakFraction * 100)) + "% of the GPU's peak")
+      ->capture_default_str();
+  problems
+      ->add_option("--precisions", pa->precisions,
+                   "the precisions to draw from, as letters (any of sdczhbt)")
       ->capture_default_str();
   add_gpu_option(*problems, pa->gpu);
   problems->callback([pa] { run_problems(*pa); });

@@ -73,7 +73,8 @@ Evaluation evaluation_from(const Attempt& a) {
   return e;
 }
 
-std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts) {
+std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts,
+                                                   SamplePrecisions precisions) {
   // A configuration measured again (a resumed tune, a sample that drew the tune's pick) is one
   // sample at the median of its times, so that it weighs once in a fit.
   std::vector<CalibrationSample> out;
@@ -83,9 +84,7 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   std::map<std::string, std::shared_ptr<const DeviceSpec>> specs;
   for (const auto& a : attempts) {
     if (a.status != "ok" || !(a.median_s > 0)) continue;
-    // FP16, BF16 and TF32 kernels: no calibration fits them yet (corrections_apply); their
-    // times would pull the FP32 and FP64 coefficients.
-    if (!corrections_apply(a.problem.precision)) continue;
+    if (precisions == SamplePrecisions::Fitted && !corrections_apply(a.problem.precision)) continue;
     const auto [spec, unseen] = specs.emplace(a.device, nullptr);
     if (unseen) {
       const std::string name = spec_name_of(a.device);

@@ -88,9 +88,13 @@ std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt
 // The strategy a recorder stamps on the configurations it draws from the domain (not found by a
 // search): their samples are CalibrationSample::drawn.
 inline constexpr std::string_view kDrawnStrategy = "sample";
-// What the calibration fits: the ok attempts with a time, with the compiler's registers; not
-// those of H, B and T problems, which no calibration covers yet.
-std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
+// Which precisions' attempts become samples: those a calibration fits (corrections_apply; no
+// calibration covers H, B and T yet, whose times would pull the FP32 and FP64 coefficients), or
+// every one, to judge the model's ranking where nothing is fitted.
+enum class SamplePrecisions : std::uint8_t { Fitted, All };
+// What the calibration fits: the ok attempts with a time, with the compiler's registers.
+std::vector<CalibrationSample> calibration_samples(
+    const std::vector<Attempt>& attempts, SamplePrecisions precisions = SamplePrecisions::Fitted);
 
 struct CsvImportReport {
   int imported = 0;

@@ -338,6 +338,25 @@ TEST_CASE("cli: problems draws the same list for a seed, in the options' syntax"
   }
   CHECK(problems == 12);
   CHECK(run("problems --count 0").status == 2);
+
+  // The tensor-core precisions on their own: every line is h, b or t, and predict takes it.
+  const Run reduced = run("problems --seed 7 --count 6 --precisions hbt");
+  REQUIRE(reduced.status == 0);
+  CHECK_THAT(reduced.output, Catch::StartsWith("# 6 problems, seed 7, precisions hbt"));
+  std::istringstream reduced_lines(reduced.output);
+  int drawn = 0;
+  while (std::getline(reduced_lines, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ++drawn;
+    INFO(line);
+    CHECK((line.rfind("--precision h ", 0) == 0 || line.rfind("--precision b ", 0) == 0 ||
+           line.rfind("--precision t ", 0) == 0));
+    CHECK(run("predict " + line + " --top 1 --format csv --calibration none").status == 0);
+  }
+  CHECK(drawn == 6);
+  const Run bad = run("problems --precisions sx");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("'x'"));
 }
 
 TEST_CASE("cli: record resumes where it stopped and keeps what it measured", "[cli]") {

@@ -264,4 +264,9 @@ TEST_CASE("calibration samples: a configuration measured again is one sample at 
   half.problem.precision = Precision::H;
   attempts.push_back(half);
   CHECK(calibration_samples(attempts).size() == 4);
+  // Asked for every precision (a ranking judged with nothing fitted), it is a sample too.
+  const auto every = calibration_samples(attempts, SamplePrecisions::All);
+  REQUIRE(every.size() == 5);
+  CHECK(every[4].problem.precision == Precision::H);
+  CHECK(every[4].time_s == Approx(3e-5));
 }
