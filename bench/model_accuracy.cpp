@@ -5,7 +5,7 @@
 //   model_accuracy [FILE.csv ...] --calibration FILE.json   (a calibration fitted elsewhere)
 //   ... [--registers compiled|estimated|shortlist]   (the compiler's counts, as tune re-ranks;
 //     predict's estimate; or measure --compiled-shortlist's: the estimate's first
-//     kCompiledShortlist re-ranked with the compiler's counts)
+//     kCompiledShortlist, or --shortlist N, re-ranked with the compiler's counts)
 //   model_accuracy [FILE.csv ...] --registers compare   (fits on either count, ranked by either
 //     and by the estimate with a compiled shortlist re-ranked, on the same folds)
 //   model_accuracy [FILE.csv ...] --dump OUT.csv [--calibration FILE.json]   (the model's terms)
@@ -498,6 +498,8 @@ int main(int argc, char** argv) try {
               picks_dir, registers = "compiled";
   int picks_top = 3;
   bool picks_top_given = false;
+  int shortlist_length = kCompiledShortlist;
+  bool shortlist_given = false;
   std::vector<std::string> learned;
   std::uint32_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -521,6 +523,9 @@ int main(int argc, char** argv) try {
     } else if (a == "--top") {
       picks_top = int(parse_count(a, argv[++i], 1, 16));
       picks_top_given = true;
+    } else if (a == "--shortlist") {
+      shortlist_length = int(parse_count(a, argv[++i], 1, 100000));
+      shortlist_given = true;
     } else if (a == "--dump") {
       dump_path = argv[++i];
     } else if (a == "--learned") {
@@ -536,6 +541,8 @@ int main(int argc, char** argv) try {
     }
   }
   if (picks_top_given && picks_dir.empty()) throw InputError("--top applies to --picks only");
+  if (shortlist_given && registers != "shortlist")
+    throw InputError("--shortlist applies to --registers shortlist only");
   if (!picks_dir.empty() &&
       (!dump_path.empty() || !calibration.empty() || !held_out_path.empty() || by != "problem" ||
        (registers != "compiled" && registers != "estimated")))
@@ -555,7 +562,7 @@ int main(int argc, char** argv) try {
     for (auto& s : samples) s.registers = -1;
   // measure --top's pick: fitted on the compiler's counts, as the shipped calibrations are, and
   // ranked by the estimate with its first kCompiledShortlist ranked again by the compiler's.
-  const int shortlist = registers == "shortlist" ? kCompiledShortlist : 0;
+  const int shortlist = registers == "shortlist" ? shortlist_length : 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (!picks_dir.empty()) {
     write_picks(device, samples, fold_count(folds, samples), seed, learned, picks_top, picks_dir);

@@ -167,7 +167,8 @@ std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
 // ranked with estimated registers, ranked again by rank_compiled. Held out by problem (177 recorded
 // problems, 5 folds) 4, 8 and 16 gave pick medians of 0.948, 0.951 and 0.952 against 0.943 for
 // the estimate alone; on 24 problems recorded nowhere, measured on the H100, 16 gave 0.923
-// against 0.927, so it is not measure's default (bench/RESULTS.md).
+// against 0.927, so it is not measure's default; 128 gave 0.960 against 0.901 on 12 more, not
+// yet judged on problems drawn after that choice (bench/RESULTS.md).
 inline constexpr int kCompiledShortlist = 16;
 
 // Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
