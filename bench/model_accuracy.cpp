@@ -561,7 +561,8 @@ int main(int argc, char** argv) try {
   if (registers == "estimated")
     for (auto& s : samples) s.registers = -1;
   // measure --top's pick: fitted on the compiler's counts, as the shipped calibrations are, and
-  // ranked by the estimate with its first kCompiledShortlist ranked again by the compiler's.
+  // ranked by the estimate with its first --shortlist (kCompiledShortlist) ranked again by the
+  // compiler's.
   const int shortlist = registers == "shortlist" ? shortlist_length : 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (!picks_dir.empty()) {

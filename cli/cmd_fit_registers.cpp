@@ -2,6 +2,7 @@
 // op shape (or read compiled samples), fit the register estimator (least squares) and report its
 // error, and the shipped estimator's on other compiled samples.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -38,14 +39,8 @@ std::vector<RegisterSample> compile_samples(const FitArgs& a, const DeviceSpec& 
                                             const std::string& arch) {
   std::mt19937 rng(a.seed);
   std::vector<CompileJob> jobs;
-  // One linear estimator per kind of kernel (default_register_model): S, D, C, Z or H, B, T.
-  std::vector<Precision> precisions;
-  for (char letter : a.precisions) precisions.push_back(parse_precision(std::string(1, letter)));
+  const std::vector<Precision> precisions = parse_precision_letters(a.precisions);
   if (precisions.empty()) throw InputError("--precisions is empty: give sdcz, hbt or some of them");
-  for (Precision pr : precisions)
-    if (is_reduced(pr) != is_reduced(precisions.front()))
-      throw InputError("--precisions '" + a.precisions +
-                       "' mixes s, d, c, z with h, b, t: each kind has its own estimator");
   const Op ops[] = {Op::N, Op::T};
   const int per_shape = std::max(1, a.samples / int(4 * precisions.size()));
   for (Precision pr : precisions)
@@ -84,6 +79,15 @@ std::vector<RegisterSample> compile_samples(const FitArgs& a, const DeviceSpec& 
   return samples;
 }
 
+// A non-negative integer field of a samples CSV; throws InputError naming the field and value.
+int count_field(const std::string& text, const char* name) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < 0)
+    throw InputError(std::string(name) + " '" + text + "' is not a count >= 0");
+  return v;
+}
+
 // Compiled samples from a file: this command's --csv, or a recording (the attempts whose kernel
 // compiled, each kernel once).
 std::vector<RegisterSample> read_samples(const std::string& path) {
@@ -103,11 +107,16 @@ std::vector<RegisterSample> read_samples(const std::string& path) {
       if (f.size() != 6)
         throw InputError(path + ":" + std::to_string(number) + ": " + std::to_string(f.size()) +
                          " fields, not 6 (" + kSampleHeader + ")");
-      RegisterSample s{
-          KernelConfig::parse(f[3]), parse_precision(f[0]), parse_op(f[1]), parse_op(f[2]),
-          std::stoi(f[4]),           std::stoi(f[5]) > 0};
-      out.push_back(s);
+      const std::string where = path + ":" + std::to_string(number) + ": ";
+      try {
+        out.push_back({KernelConfig::parse(f[3]), parse_precision(f[0]), parse_op(f[1]),
+                       parse_op(f[2]), count_field(f[4], "registers"),
+                       count_field(f[5], "spill_bytes") > 0});
+      } catch (const InputError& e) {
+        throw InputError(where + e.what());
+      }
     }
+    if (out.empty()) throw InputError(path + " holds the header of compiled samples and no row");
     return out;
   }
   CsvImportReport report;
@@ -117,6 +126,9 @@ std::vector<RegisterSample> read_samples(const std::string& path) {
   } catch (const InputError& e) {
     throw InputError(path + ": " + e.what());
   }
+  if (!report.rejected.empty())
+    std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
+                 report.rejected.size(), report.rejected.front().c_str());
   for (const Attempt& a : attempts)
     if (a.registers > 0)
       out.push_back({a.config, a.problem.precision, a.problem.op_a, a.problem.op_b, a.registers,
@@ -158,7 +170,7 @@ void report_error(const char* what, const std::vector<RegisterSample>& samples,
     mean /= double(abs_err.size());
     std::printf("  %-22s %-11s %5zu kernels: mean |error| %5.1f, p90 %3.0f, mean error %+5.1f\n",
                 what, tensor ? "tensor-core" : "SIMT", abs_err.size(), mean,
-                abs_err[abs_err.size() * 9 / 10], bias / double(abs_err.size()));
+                abs_err[(abs_err.size() * 9 + 9) / 10 - 1], bias / double(abs_err.size()));
   }
 }
 
@@ -192,9 +204,15 @@ void run(const FitArgs& a) {
     double sum_abs = 0;
     for (const auto& s : kind)
       sum_abs += std::abs(estimate_registers(s.config, s.precision, m) - s.registers);
-    std::printf("%s linear model, arch %s: %zu kernels fitted, mean |error| %.1f, max %.0f\n",
-                reduced ? "H, B, T" : "S, D, C, Z", arch.c_str(), kind.size(),
-                sum_abs / double(kind.size()), m.stated_error);
+    std::printf(
+        "%s linear model, arch %s: %zu kernels fitted (%zu spilled, left out), mean |error| %.1f, "
+        "max %.0f\n",
+        reduced ? "H, B, T" : "S, D, C, Z", arch.c_str(), kind.size(),
+        size_t(std::count_if(all.begin(), all.end(),
+                             [&](const RegisterSample& s) {
+                               return s.spilled && is_reduced(s.precision) == bool(reduced);
+                             })),
+        sum_abs / double(kind.size()), m.stated_error);
     std::printf("coefficients {%.3f, %.3f, %.3f, %.3f, %.3f, %.3f}\n", m.coef[0], m.coef[1],
                 m.coef[2], m.coef[3], m.coef[4], m.coef[5]);
   }
@@ -225,6 +243,10 @@ void register_fit_registers(CLI::App& app) {
                   "a recording (repeatable)");
   cmd->add_option("--check", args->check,
                   "report the shipped estimator's error on these compiled samples (repeatable)");
+  cmd->add_option("--precisions", args->precisions,
+                  "the precisions to compile, as letters (any of sdczhbt; each kind, S/D/C/Z and "
+                  "H/B/T, is fitted apart)")
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

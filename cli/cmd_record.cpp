@@ -28,9 +28,7 @@ struct ProblemsArgs {
 
 void run_problems(ProblemsArgs a) {
   a.sampling.max_seconds = a.max_ms * 1e-3;
-  a.sampling.precisions.clear();
-  for (char letter : a.precisions)
-    a.sampling.precisions.push_back(parse_precision(std::string(1, letter)));
+  a.sampling.precisions = parse_precision_letters(a.precisions);
   const DeviceSpec d = a.gpu.device();
   std::printf(
       "# %d problems, seed %u, precisions %s, sizes %lld..%lld, under %.0f ms at %.0f%% of %s's "

@@ -168,4 +168,10 @@ void add_format_option(CLI::App& app, std::string& format) {
   app.add_option("--format,-f", format, "table, json or csv")->capture_default_str();
 }
 
+std::vector<Precision> parse_precision_letters(const std::string& letters) {
+  std::vector<Precision> out;
+  for (char letter : letters) out.push_back(parse_precision(std::string(1, letter)));
+  return out;
+}
+
 }  // namespace gemmtune::cli

@@ -31,6 +31,8 @@ struct GpuOption {
   std::string gpu = "H100-SXM";
   DeviceSpec device() const { return app::device_named(gpu); }
 };
+// Precisions given as letters ("sdcz", "hbt"); throws InputError naming a letter that is none.
+std::vector<Precision> parse_precision_letters(const std::string& letters);
 void add_gpu_option(CLI::App& app, std::string& gpu);
 inline void add_gpu_option(CLI::App& app, GpuOption& o) {
   add_gpu_option(app, o.gpu);
