@@ -193,6 +193,36 @@ std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Probl
   return std::make_unique<GpuEvaluator>("/proc/self/exe", timing, o.timeout);
 }
 
+namespace {
+
+// predict --compiled-shortlist: the ranking's first N compiled and ordered again, predicted with
+// the compiler's registers; those ruled out leave the list, the uncompiled rest follows.
+void compile_shortlist(const PredictRequest& a, PredictResult& r) {
+  const size_t n = std::min(r.ranking.top.size(), size_t(a.compiled_shortlist));
+  std::vector<KernelConfig> first;
+  for (size_t i = 0; i < n; ++i) first.push_back(r.ranking.top[i].config);
+  std::vector<Ranked> top;
+  for (const auto& c : rank_with_compiler(r.problem, r.device, first, r.calibration.coefficients,
+                                          BatchKind::Strided, a.cache)) {
+    if (c.ruled_out) {
+      ++r.ruled_out;
+      continue;
+    }
+    top.push_back(
+        {c.config, gemmtune::predict(r.problem, r.device, c.config, r.calibration.coefficients,
+                                     c.info.registers > 0 ? c.info.registers : -1)});
+  }
+  top.insert(top.end(), r.ranking.top.begin() + long(n), r.ranking.top.end());
+  if (top.size() > size_t(a.top)) top.resize(size_t(a.top));
+  r.compiled = int(n);
+  r.ranking.top = std::move(top);
+  if (r.ranking.top.empty())
+    throw InputError("none of the model's first " + std::to_string(n) + " configurations for " +
+                     r.problem.shape_id() + " compiles without heavy spills");
+}
+
+}  // namespace
+
 PredictResult predict(const PredictRequest& a) {
   PredictResult r;
   r.problem = a.problem.problem();
@@ -214,15 +244,43 @@ PredictResult predict(const PredictRequest& a) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
+  if (a.compiled_shortlist < 0 || a.compiled_shortlist > 4096)
+    throw InputError("--compiled-shortlist = " + std::to_string(a.compiled_shortlist) +
+                     " must be 0 (none) to 4096");
+  if (a.shortlist && a.compiled_shortlist > 0)
+    throw InputError("--shortlist and --compiled-shortlist do not go together");
   // The shortlist draws from as deep a ranking as tune's does.
-  const int depth = a.shortlist ? std::max(2048, a.top * 32) : a.top;
+  const int depth =
+      a.shortlist ? std::max(2048, a.top * 32) : std::max(a.top, a.compiled_shortlist);
   r.ranking = rank_space(r.problem, r.device, depth, r.calibration.coefficients,
                          SpaceDomain::named(a.domain));
   if (a.shortlist) r.ranking = as_shortlist(std::move(r.ranking), a.top);
   if (r.ranking.top.empty())
     throw InputError("no configuration of the space survives the constraints for " +
                      r.problem.shape_id() + " on " + r.device.name);
+  if (a.compiled_shortlist > 0) compile_shortlist(a, r);
   return r;
+}
+
+std::vector<CompiledCandidate> rank_with_compiler(const Problem& p, const DeviceSpec& d,
+                                                  const std::vector<KernelConfig>& ranked,
+                                                  const ModelCoefficients& k, BatchKind kind,
+                                                  const std::string& cache_directory) {
+  std::vector<CompileJob> jobs;
+  for (const auto& c : ranked) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
+  const CompileCache cache(cache_directory);
+  std::vector<CompiledInfo> info;
+  for (const auto& result : compile_many(jobs, d.arch(), &cache)) info.push_back(result.info());
+  std::vector<CompiledCandidate> out;
+  std::vector<bool> kept(ranked.size(), false);
+  for (const auto& c : rank_compiled(p, d, ranked, info, k)) {
+    const size_t i = size_t(std::find(ranked.begin(), ranked.end(), c) - ranked.begin());
+    kept[i] = true;
+    out.push_back({c, info[i], false});
+  }
+  for (size_t i = 0; i < ranked.size(); ++i)
+    if (!kept[i]) out.push_back({ranked[i], info[i], true});
+  return out;
 }
 
 nlohmann::json to_json(const Ranked& r, int rank) {
@@ -255,6 +313,7 @@ nlohmann::json to_json(const PredictResult& r) {
       {"problem", r.problem.shape_id()},  {"device", r.device.name},
       {"evaluated", r.ranking.evaluated}, {"seconds", r.ranking.seconds},
       {"calibrated", r.calibrated},       {"calibration", r.calibration.description},
+      {"compiled", r.compiled},           {"ruled_out", r.ruled_out},
       {"top", nlohmann::json::array()}};
   for (size_t i = 0; i < r.ranking.top.size(); ++i)
     out["top"].push_back(to_json(r.ranking.top[i], int(i) + 1));

@@ -55,6 +55,10 @@ struct PredictRequest {
   // Predict these configuration ids, in this order, instead of ranking the space (each checked
   // against the hard constraints).
   std::vector<std::string> configs;
+  // The model's first N compiled (NVRTC, no GPU) and ranked again with the compiler's registers;
+  // 0: the estimate's order.
+  int compiled_shortlist = 0;
+  std::string cache;  // cubin cache directory ("" none)
 };
 struct PredictResult {
   Problem problem;
@@ -62,9 +66,23 @@ struct PredictResult {
   ChosenCalibration calibration;
   bool calibrated = false;
   Ranking ranking;
+  int compiled = 0;   // configurations compiled (compiled_shortlist)
+  int ruled_out = 0;  // of those, failed to compile or spilled heavily: left out of the list
 };
 // Throws InputError when no configuration survives the constraints.
 PredictResult predict(const PredictRequest& request);
+
+// Ranked configurations compiled for the device's architecture (on every core, through the
+// cache) and ordered again by rank_compiled; those it rules out follow in their old order.
+struct CompiledCandidate {
+  KernelConfig config;
+  CompiledInfo info;
+  bool ruled_out = false;
+};
+std::vector<CompiledCandidate> rank_with_compiler(const Problem& p, const DeviceSpec& d,
+                                                  const std::vector<KernelConfig>& ranked,
+                                                  const ModelCoefficients& k, BatchKind kind,
+                                                  const std::string& cache_directory);
 // One ranked configuration as `predict --format json` lists it.
 nlohmann::json to_json(const Ranked& r, int rank);
 nlohmann::json to_json(const PredictResult& r);

@@ -2,7 +2,8 @@
 """Summary of scripts/device-fresh-check: per problem, the model's zero-run pick, the best of a
 tune of a few evaluations and the best of a timed tune, each measured in one run beside cuBLAS;
 then the medians and the worst of the pick's and the short tune's fraction of the timed tune's
-best (measured time of the timed tune's best / measured time of the other)."""
+best (measured time of the timed tune's best / measured time of the other). Where no tune ran,
+the reference is the fastest configuration measured in the run."""
 import json
 import statistics
 import sys
@@ -18,39 +19,47 @@ def row(path):
 
 def main(paths):
     picks, shorts = [], []
-    others = {}  # FRESH_EXTRA's roles: each configuration's fraction of the timed tune's best
+    others = {}  # the other roles (FRESH_EXTRA's, say): each one's fraction of the reference
     print(f"{'problem':40} {'cuBLAS us':>10} {'pick x':>7} {'evals x':>7} {'tune x':>7}"
-          f" {'pick/tune':>9} {'evals/tune':>10} {'tuned':>6}")
+          f" {'pick/ref':>9} {'evals/ref':>10} {'tuned':>6}")
+    untuned = 0
     for path in paths:
         m, t = row(path)
         cublas = m["cublas_us"]
-        tuned = t.get("tune_seconds", float("inf"))
+        # The reference: the timed tune's best; without a tune (EVALS and SECONDS of 0), the
+        # fastest of the configurations measured in the run.
+        if "tune_seconds" in t:
+            ref = t["tune_seconds"]
+        else:
+            ref = min(t.values())
+            untuned += 1
         ratio = {k: (cublas / v if v > 0 else 0.0) for k, v in t.items()}
-        # A check without a timed tune's best (a re-pick of a problem whose JSON was lost) gives
-        # the pick against cuBLAS only.
-        pick = tuned / t["pick"] if "pick" in t and "tune_seconds" in t else 0.0
-        short = tuned / t["tune_evaluations"] if "tune_evaluations" in t else 0.0
+        pick = ref / t["pick"] if "pick" in t else 0.0
+        short = ref / t["tune_evaluations"] if "tune_evaluations" in t else 0.0
         for role, v in t.items():
-            if role not in ("pick", "tune_seconds", "tune_evaluations") and "tune_seconds" in t:
-                others.setdefault(role, []).append((m["problem"], tuned / v if v > 0 else 0.0))
-        if pick:
+            if role not in ("pick", "tune_seconds", "tune_evaluations"):
+                others.setdefault(role, []).append((m["problem"], ref / v if v > 0 else 0.0))
+        if "pick" in t:
             picks.append(pick)
         if short:
             shorts.append(short)
         print(f"{m['problem']:40} {cublas:10.2f} {ratio.get('pick', 0):7.3f}"
               f" {ratio.get('tune_evaluations', 0):7.3f} {ratio.get('tune_seconds', 0):7.3f}"
               f" {pick:9.3f} {short:10.3f} {m['tune_attempts']:6d}")
+    reference = ("the timed tune's best" if untuned == 0 else
+                 "the best measured in the run" if untuned == len(paths) else
+                 "the timed tune's best, or the best measured where no tune ran")
     if picks:
-        print(f"{len(picks)} problems: zero-run pick / timed tune's best median "
+        print(f"{len(picks)} problems: zero-run pick / {reference}: median "
               f"{statistics.median(picks):.3f}, worst {min(picks):.3f}")
     if shorts:
-        print(f"{len(shorts)} problems: best of the short tune / timed tune's best median "
+        print(f"{len(shorts)} problems: best of the short tune / {reference}: median "
               f"{statistics.median(shorts):.3f}, worst {min(shorts):.3f}")
     for role, rows in others.items():
         for problem, fraction in rows:
-            print(f"{role}: {problem:40} {fraction:.3f} of the timed tune's best")
+            print(f"{role}: {problem:40} {fraction:.3f} of the reference")
         fractions = [f for _, f in rows]
-        print(f"{len(rows)} problems: {role} / timed tune's best median "
+        print(f"{len(rows)} problems: {role} / {reference}: median "
               f"{statistics.median(fractions):.3f}, worst {min(fractions):.3f}")
 
 

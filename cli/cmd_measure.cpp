@@ -94,14 +94,9 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
   for (const auto& r : rank_space(chosen_for, d, std::max(a.top, a.shortlist), k).top)
     ranked.push_back(batched_config(r.config, kind));
   if (a.shortlist > 0) {
-    std::vector<CompileJob> jobs;
-    for (const auto& c : ranked)
-      jobs.push_back({c, chosen_for.precision, chosen_for.op_a, chosen_for.op_b, kind});
-    std::vector<CompiledInfo> info;
-    for (const auto& r : compile_many(jobs, d.arch(), &cache)) info.push_back(r.info());
-    std::vector<KernelConfig> reranked = rank_compiled(chosen_for, d, ranked, info, k);
-    for (const auto& c : ranked)
-      if (std::find(reranked.begin(), reranked.end(), c) == reranked.end()) reranked.push_back(c);
+    std::vector<KernelConfig> reranked;
+    for (const auto& c : app::rank_with_compiler(chosen_for, d, ranked, k, kind, cache.directory()))
+      reranked.push_back(c.config);
     ranked = std::move(reranked);
   }
   configs.insert(configs.end(), ranked.begin(),

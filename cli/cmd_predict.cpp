@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/options.hpp"
+#include "profiler/profiler.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -43,6 +44,11 @@ void run(const PredictArgs& a) {
               device.peak_gflops(problem.precision),
               result.calibrated ? "calibrated" : "uncalibrated");
   std::printf("calibration: %s\n", result.calibration.description.c_str());
+  if (result.compiled > 0)
+    std::printf(
+        "registers: the model's first %d compiled for %s and ranked again (%d failed or "
+        "spilled, left out)\n",
+        result.compiled, device.arch().c_str(), result.ruled_out);
   std::printf("%4s  %-86s %10s %9s %5s %4s %5s %7s  %s\n", "rank", "config", "time_us", "GFLOP/s",
               "occ%", "blk", "regs", "smem", "limit");
   for (size_t i = 0; i < r.top.size(); ++i) {
@@ -59,6 +65,7 @@ void run(const PredictArgs& a) {
 
 void register_predict(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
+  args->request.cache = CompileCache::default_directory();
   auto* cmd = app.add_subcommand("predict", "rank the kernel space with the model (no GPU needed)");
   app::PredictRequest& q = args->request;
   add_problem_options(*cmd, q.problem);
@@ -74,6 +81,11 @@ void register_predict(CLI::App& app) {
   cmd->add_flag("--shortlist", q.shortlist,
                 "list in the order tune measures: the best of each tile family (BM, BN, BK, DX, "
                 "DY) first");
+  cmd->add_option("--compiled-shortlist", q.compiled_shortlist,
+                  "compile the model's first N with NVRTC (no GPU needed) and rank them again "
+                  "with the compiler's registers; 0: estimated registers")
+      ->capture_default_str();
+  cmd->add_option("--cache", q.cache, "cubin cache directory")->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

@@ -17,6 +17,25 @@
 using gemmtune::test::Run;
 using gemmtune::test::run;
 
+namespace {
+
+// The rows of a --format csv listing, its header left out, each split at the commas.
+std::vector<std::vector<std::string>> csv_rows(const std::string& csv) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+    out.push_back(std::move(fields));
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("cli: predict ranks a built-in GPU without a GPU", "[cli]") {
   const Run r = run("predict --gpu H100-SXM -p s -m 1024 -n 1024 -k 1024 --top 3");
   INFO(r.output);
@@ -37,13 +56,7 @@ TEST_CASE("cli: predict --config predicts the given configurations; FP16 ranks t
   const Run top = run("predict -p h --opa t --opb n -m 2048 -n 2048 -k 2048 --top 2 --format csv");
   REQUIRE(top.status == 0);
   std::vector<std::string> ids, times;
-  std::istringstream lines(top.output);
-  std::string line;
-  std::getline(lines, line);  // header
-  while (std::getline(lines, line)) {
-    std::vector<std::string> fields;
-    std::istringstream row(line);
-    for (std::string f; std::getline(row, f, ',');) fields.push_back(f);
+  for (const auto& fields : csv_rows(top.output)) {
     ids.push_back(fields.at(1));
     times.push_back(fields.at(2));
     CHECK(gemmtune::KernelConfig::parse(fields.at(1)).mma >= 3);  // m16n8k8 or k16
@@ -62,6 +75,44 @@ TEST_CASE("cli: predict --config predicts the given configurations; FP16 ranks t
   const Run both = run("predict -p s -m 64 -n 64 -k 64 --shortlist -c BM64_BN64_BK8");
   CHECK(both.status != 0);
   CHECK_THAT(both.output, Catch::Contains("--config and --shortlist"));
+}
+
+TEST_CASE("cli: predict --compiled-shortlist ranks the model's first N with their registers",
+          "[cli]") {
+  const std::string args = "predict -p s --opa t -m 600 -n 500 -k 700 --top 6 --cache '' ";
+  auto rows = [](const std::string& csv) {
+    std::vector<std::pair<std::string, double>> out;  // config, predicted us
+    for (const auto& fields : csv_rows(csv))
+      out.emplace_back(fields.at(1), std::stod(fields.at(2)));
+    return out;
+  };
+  const Run plain = run(args + "--format csv"),
+            compiled = run(args + "--compiled-shortlist 6 --format csv");
+  INFO(compiled.output);
+  REQUIRE(plain.status == 0);
+  REQUIRE(compiled.status == 0);
+  const auto before = rows(plain.output), after = rows(compiled.output);
+  REQUIRE(before.size() == 6);
+  REQUIRE_FALSE(after.empty());
+  // The same configurations (less any the compiler rules out), ordered by the time predicted
+  // with the compiler's registers.
+  for (size_t i = 0; i < after.size(); ++i) {
+    CHECK(std::count_if(before.begin(), before.end(),
+                        [&](const auto& b) { return b.first == after[i].first; }) == 1);
+    if (i > 0) CHECK(after[i - 1].second <= after[i].second);
+  }
+  const Run json = run(args + "--compiled-shortlist 6 --format json");
+  REQUIRE(json.status == 0);
+  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6"));
+  const Run table = run(args + "--compiled-shortlist 6");
+  CHECK_THAT(table.output, Catch::Contains("the model's first 6 compiled for sm_90"));
+  for (const char* bad : {"--compiled-shortlist -1", "--compiled-shortlist 5000",
+                          "--compiled-shortlist 4 --shortlist"}) {
+    const Run r = run(args + bad);
+    INFO(bad << ": " << r.output);
+    CHECK(r.status != 0);
+    CHECK_THAT(r.output, Catch::Contains("--compiled-shortlist"));
+  }
 }
 
 TEST_CASE("cli: devices lists each spec's peaks, tensor-core FP16 and TF32 among them", "[cli]") {
