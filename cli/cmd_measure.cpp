@@ -24,7 +24,7 @@ struct MeasureArgs {
   ProblemOptions problem;
   std::vector<std::string> configs;
   int top = 10;
-  int shortlist = 0;
+  int shortlist = kCompiledShortlist;
   int repetitions = 20;
   std::string format = "table";
   std::string cache = CompileCache::default_directory();
@@ -286,8 +286,7 @@ void register_measure(CLI::App& app) {
   cmd->add_option("--top,-t", args->top, "also measure the model's top K")->capture_default_str();
   cmd->add_option("--compiled-shortlist", args->shortlist,
                   "compile the model's first N (ranked with estimated registers) and take --top "
-                  "from them ranked again with the compiler's registers (16, say); 0: the "
-                  "estimate's order")
+                  "from them ranked again with the compiler's registers; 0: the estimate's order")
       ->capture_default_str();
   cmd->add_option("--repetitions,-r", args->repetitions, "timed repetitions")
       ->capture_default_str();

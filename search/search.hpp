@@ -162,14 +162,13 @@ std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
                                         const std::vector<KernelConfig>& configs,
                                         const std::vector<CompiledInfo>& compiled,
                                         const ModelCoefficients& k);
-// A compiled shortlist's length for a zero-run pick that compiles before it chooses (`measure
-// --compiled-shortlist`, model_accuracy --registers shortlist): the model's first configurations,
-// ranked with estimated registers, ranked again by rank_compiled. Held out by problem (177 recorded
-// problems, 5 folds) 4, 8 and 16 gave pick medians of 0.948, 0.951 and 0.952 against 0.943 for
-// the estimate alone; on 24 problems recorded nowhere, measured on the H100, 16 gave 0.923
-// against 0.927, so it is not measure's default; 128 gave 0.960 against 0.901 on 12 more, not
-// yet judged on problems drawn after that choice (bench/RESULTS.md).
-inline constexpr int kCompiledShortlist = 16;
+// A compiled shortlist's length for a zero-run pick that compiles before it chooses (`measure`'s
+// default, `predict --compiled-shortlist`, model_accuracy --registers shortlist): the model's
+// first configurations, ranked with estimated registers, ranked again by rank_compiled. 16 picked
+// no better than the estimate on the GPU; 128, chosen on 12 problems recorded nowhere (seed 11,
+// pick median 0.960 against 0.901), held on 16 drawn after that choice (seed 13: 0.943 against
+// 0.919 of the best measured, 2% faster in geometric mean; bench/RESULTS.md).
+inline constexpr int kCompiledShortlist = 128;
 
 // Strategies see the GPU only through this. On a GPU it compiles and measures (profiler);
 // in tests and --replay it answers from recorded measurements.
