@@ -196,7 +196,8 @@ std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Probl
 namespace {
 
 // predict --compiled-shortlist: the ranking's first N compiled and ordered again, predicted with
-// the compiler's registers; those ruled out leave the list, the uncompiled rest follows.
+// the compiler's registers; those ruled out leave the list, and the uncompiled rest (ranked
+// deeper by N, so that the list stays full) follows with estimated registers.
 void compile_shortlist(const PredictRequest& a, PredictResult& r) {
   const size_t n = std::min(r.ranking.top.size(), size_t(a.compiled_shortlist));
   std::vector<KernelConfig> first;
@@ -212,13 +213,15 @@ void compile_shortlist(const PredictRequest& a, PredictResult& r) {
         {c.config, gemmtune::predict(r.problem, r.device, c.config, r.calibration.coefficients,
                                      c.info.registers > 0 ? c.info.registers : -1)});
   }
+  if (top.empty())
+    throw InputError("none of the model's first " + std::to_string(n) + " configurations for " +
+                     r.problem.shape_id() + " compiled for " + r.device.arch() +
+                     " without failing or spilling heavily (is NVRTC there, and does it know " +
+                     r.device.arch() + "?)");
   top.insert(top.end(), r.ranking.top.begin() + long(n), r.ranking.top.end());
   if (top.size() > size_t(a.top)) top.resize(size_t(a.top));
   r.compiled = int(n);
   r.ranking.top = std::move(top);
-  if (r.ranking.top.empty())
-    throw InputError("none of the model's first " + std::to_string(n) + " configurations for " +
-                     r.problem.shape_id() + " compiles without heavy spills");
 }
 
 }  // namespace
@@ -229,8 +232,13 @@ PredictResult predict(const PredictRequest& a) {
   r.device = device_named(a.gpu);
   r.calibration = calibration_for(a.db, r.device.name, a.calibration);
   r.calibrated = !(r.calibration.coefficients == ModelCoefficients{});
+  if (a.compiled_shortlist < 0 || a.compiled_shortlist > 4096)
+    throw InputError("--compiled-shortlist = " + std::to_string(a.compiled_shortlist) +
+                     " must be 0 (none) to 4096");
   if (!a.configs.empty()) {
     if (a.shortlist) throw InputError("--config and --shortlist do not go together");
+    if (a.compiled_shortlist > 0)
+      throw InputError("--config and --compiled-shortlist do not go together");
     const auto start = std::chrono::steady_clock::now();
     for (const auto& id : a.configs) {
       const KernelConfig c = KernelConfig::parse(id);
@@ -244,14 +252,11 @@ PredictResult predict(const PredictRequest& a) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
-  if (a.compiled_shortlist < 0 || a.compiled_shortlist > 4096)
-    throw InputError("--compiled-shortlist = " + std::to_string(a.compiled_shortlist) +
-                     " must be 0 (none) to 4096");
+  if (a.top < 1) throw InputError("--top = " + std::to_string(a.top) + " must be at least 1");
   if (a.shortlist && a.compiled_shortlist > 0)
     throw InputError("--shortlist and --compiled-shortlist do not go together");
   // The shortlist draws from as deep a ranking as tune's does.
-  const int depth =
-      a.shortlist ? std::max(2048, a.top * 32) : std::max(a.top, a.compiled_shortlist);
+  const int depth = a.shortlist ? std::max(2048, a.top * 32) : a.top + a.compiled_shortlist;
   r.ranking = rank_space(r.problem, r.device, depth, r.calibration.coefficients,
                          SpaceDomain::named(a.domain));
   if (a.shortlist) r.ranking = as_shortlist(std::move(r.ranking), a.top);

@@ -31,8 +31,11 @@ def main(paths):
         if "tune_seconds" in t:
             ref = t["tune_seconds"]
         else:
-            ref = min(t.values())
+            ref = min((v for v in t.values() if v < float("inf")), default=None)
             untuned += 1
+            if ref is None:
+                print(f"{m['problem']:40} nothing measured ran: left out")
+                continue
         ratio = {k: (cublas / v if v > 0 else 0.0) for k, v in t.items()}
         pick = ref / t["pick"] if "pick" in t else 0.0
         short = ref / t["tune_evaluations"] if "tune_evaluations" in t else 0.0

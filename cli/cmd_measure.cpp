@@ -71,7 +71,7 @@ std::vector<MatrixShape> read_sizes_file(const std::string& path) {
 // --top, adapted to the batch kind as the runtime adapts them. Repeats stay: rows keep the
 // positions the caller asked for (scripts/device-fresh-check reads them so).
 // A variable batch's --top is ranked for its sizes (rank_for_sizes), not for its largest matrix;
-// any other's is the first of the model's --shortlist, compiled and ranked again with the
+// any other's is the first of the model's --compiled-shortlist, compiled and ranked again with the
 // compiler's registers (rank_compiled), those it rules out after the rest.
 std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem& chosen_for,
                                              const DeviceSpec& d, const ModelCoefficients& k,

@@ -101,18 +101,24 @@ TEST_CASE("cli: predict --compiled-shortlist ranks the model's first N with thei
                         [&](const auto& b) { return b.first == after[i].first; }) == 1);
     if (i > 0) CHECK(after[i - 1].second <= after[i].second);
   }
+  // Configurations the compiler rules out leave the list; deeper ones keep it at --top.
+  CHECK(after.size() == 6);
   const Run json = run(args + "--compiled-shortlist 6 --format json");
   REQUIRE(json.status == 0);
-  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6"));
+  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6") && Catch::Contains("\"ruled_out\": "));
   const Run table = run(args + "--compiled-shortlist 6");
   CHECK_THAT(table.output, Catch::Contains("the model's first 6 compiled for sm_90"));
-  for (const char* bad : {"--compiled-shortlist -1", "--compiled-shortlist 5000",
-                          "--compiled-shortlist 4 --shortlist"}) {
+  for (const char* bad :
+       {"--compiled-shortlist -1", "--compiled-shortlist 5000",
+        "--compiled-shortlist 4 --shortlist", "--compiled-shortlist 4 -c BM64_BN64_BK8"}) {
     const Run r = run(args + bad);
     INFO(bad << ": " << r.output);
     CHECK(r.status != 0);
     CHECK_THAT(r.output, Catch::Contains("--compiled-shortlist"));
   }
+  const Run none = run("predict -p s -m 64 -n 64 -k 64 --top 0");
+  CHECK(none.status != 0);
+  CHECK_THAT(none.output, Catch::Contains("--top = 0 must be at least 1"));
 }
 
 TEST_CASE("cli: devices lists each spec's peaks, tensor-core FP16 and TF32 among them", "[cli]") {
