@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "app/app.hpp"
+#include "profiler/profiler.hpp"
 #include "python/launch.hpp"
 #include "python/torch_call.hpp"
 #include "runtime/runtime.hpp"
@@ -101,7 +102,8 @@ NB_MODULE(_gemmtune, m) {
   m.def(
       "predict",
       [](const nb::dict& problem, const std::string& gpu, int top, const std::string& domain,
-         const std::optional<std::string>& db, const std::string& calibration, bool shortlist) {
+         const std::optional<std::string>& db, const std::string& calibration, bool shortlist,
+         int compiled_shortlist, const std::optional<std::string>& cache) {
         app::PredictRequest q;
         q.problem = problem_from(problem);
         q.gpu = gpu;
@@ -110,6 +112,8 @@ NB_MODULE(_gemmtune, m) {
         q.db = db_or_default(db);
         q.calibration = calibration;
         q.shortlist = shortlist;
+        q.compiled_shortlist = compiled_shortlist;
+        q.cache = cache ? *cache : gemmtune::CompileCache::default_directory();
         nlohmann::json out;
         {
           nb::gil_scoped_release unlocked;  // ranking runs on every core for a while
@@ -117,7 +121,8 @@ NB_MODULE(_gemmtune, m) {
         }
         return to_python(out);
       },
-      "problem"_a, "gpu"_a, "top"_a, "domain"_a, "db"_a.none(), "calibration"_a, "shortlist"_a);
+      "problem"_a, "gpu"_a, "top"_a, "domain"_a, "db"_a.none(), "calibration"_a, "shortlist"_a,
+      "compiled_shortlist"_a, "cache"_a.none());
 
   m.def(
       "space",

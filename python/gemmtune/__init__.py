@@ -46,12 +46,16 @@ def predict(*, m: int, n: int, k: int, gpu: str = "H100-SXM", precision: str = "
             opa: str = "n", opb: str = "n", lda: int = 0, ldb: int = 0, ldc: int = 0,
             batch: int = 1, alpha: float = 1.0, beta: float = 0.0, top: int = 10,
             domain: str = "full", db: Optional[str] = None, calibration: str = "auto",
-            shortlist: bool = False) -> list[Record]:
+            shortlist: bool = False, compiled_shortlist: int = 0,
+            cache: Optional[str] = None) -> list[Record]:
     """The model's top configurations, best first: one record each with ``config``,
     ``time_us``, ``gflops``, ``occupancy``, ``limit``, ``why`` and the model's terms (the
-    records of ``gemmtune predict --format json``)."""
+    records of ``gemmtune predict --format json``). ``compiled_shortlist=N`` compiles the
+    first N with NVRTC (no GPU needed; cubins cached in ``cache``, by default the command's
+    cache) and ranks them again with the compiler's registers, as ``gemmtune measure`` picks."""
     out = _gemmtune.predict(_problem(precision, opa, opb, m, n, k, lda, ldb, ldc, batch, alpha,
-                                     beta), gpu, top, domain, db, calibration, shortlist)
+                                     beta), gpu, top, domain, db, calibration, shortlist,
+                            compiled_shortlist, cache)
     return out["top"]
 
 

@@ -38,6 +38,20 @@ def test_predict_shortlist_keeps_one_configuration_per_tile_family_first():
     assert len(families) == 4
 
 
+def test_predict_compiled_shortlist_reranks_the_first_n_with_compiled_registers(tmp_path):
+    plain = gemmtune.predict(top=4, calibration="none", **SMALL)
+    rows = gemmtune.predict(top=4, compiled_shortlist=4, cache=str(tmp_path), calibration="none",
+                            **SMALL)
+    assert len(rows) == 4
+    assert {r["config"] for r in rows} <= {r["config"] for r in plain} | {
+        r["config"] for r in gemmtune.predict(top=8, calibration="none", **SMALL)}
+    times = [r["time_us"] for r in rows]
+    assert times == sorted(times)
+    assert any(tmp_path.iterdir())  # the cubins went to the cache given
+    with pytest.raises(ValueError, match="--compiled-shortlist = -1"):
+        gemmtune.predict(compiled_shortlist=-1, **SMALL)
+
+
 def test_bad_problem_raises_value_error_naming_it():
     with pytest.raises(ValueError, match="M = 0"):
         gemmtune.predict(m=0, n=1, k=1)
