@@ -27,6 +27,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "model/model.hpp"
 #include "search/search.hpp"
@@ -360,15 +361,19 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
                        int k, std::uint32_t seed) {
   const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
   struct Mode {
-    const char* name;
+    std::string name;
     bool fit_compiled;
     int shortlist;  // 0: the estimate alone; -1: the compiler's registers throughout
   };
-  const std::vector<Mode> modes{{"fit est, rank est", false, 0},  {"fit est, short 4", false, 4},
-                                {"fit est, short 8", false, 8},   {"fit est, short 16", false, 16},
-                                {"fit est, compiled", false, -1}, {"fit comp, rank est", true, 0},
-                                {"fit comp, short 4", true, 4},   {"fit comp, short 8", true, 8},
-                                {"fit comp, short 16", true, 16}, {"fit comp, compiled", true, -1}};
+  // Shortlists of 4, 8, 16 and measure's own length.
+  std::vector<Mode> modes;
+  for (const bool fit_compiled : {false, true}) {
+    const std::string fit = fit_compiled ? "fit comp, " : "fit est, ";
+    modes.push_back({fit + "rank est", fit_compiled, 0});
+    for (const int n : {4, 8, 16, kCompiledShortlist})
+      modes.push_back({fit + "short " + std::to_string(n), fit_compiled, n});
+    modes.push_back({fit + "compiled", fit_compiled, -1});
+  }
   std::vector<QualityReport> pooled(modes.size());
   for (int f = 0; f < k; ++f) {
     std::vector<CalibrationSample> train, held;
@@ -385,7 +390,8 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
                               : m.shortlist == 0 ? rank_quality(device, held_estimated, fitted)
                                                  : rank_quality(device, held, fitted, m.shortlist);
       pooled[v].problems.insert(pooled[v].problems.end(), q.problems.begin(), q.problems.end());
-      std::printf("fold %d/%d %-22s pick med %.3f\n", f + 1, k, m.name, q.median_pick_fraction);
+      std::printf("fold %d/%d %-22s pick med %.3f\n", f + 1, k, m.name.c_str(),
+                  q.median_pick_fraction);
     }
     std::fflush(stdout);
   }
@@ -396,7 +402,7 @@ void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSa
     const auto gpus = by_gpu(pooled[v]);
     if (gpus.size() > 1)
       for (const auto& [gpu, report] : gpus) print_summary_row(gpu, "calibrated", report);
-    std::printf("       %s\n", modes[v].name);
+    std::printf("       %s\n", modes[v].name.c_str());
   }
 }
 
