@@ -204,7 +204,7 @@ void compile_shortlist(const PredictRequest& a, PredictResult& r) {
   for (size_t i = 0; i < n; ++i) first.push_back(r.ranking.top[i].config);
   std::vector<Ranked> top;
   for (const auto& c : rank_with_compiler(r.problem, r.device, first, r.calibration.coefficients,
-                                          BatchKind::Strided, a.cache)) {
+                                          BatchKind::Strided, CompileCache(a.cache))) {
     if (c.ruled_out) {
       ++r.ruled_out;
       continue;
@@ -270,18 +270,16 @@ PredictResult predict(const PredictRequest& a) {
 std::vector<CompiledCandidate> rank_with_compiler(const Problem& p, const DeviceSpec& d,
                                                   const std::vector<KernelConfig>& ranked,
                                                   const ModelCoefficients& k, BatchKind kind,
-                                                  const std::string& cache_directory) {
+                                                  const CompileCache& cache) {
   std::vector<CompileJob> jobs;
   for (const auto& c : ranked) jobs.push_back({c, p.precision, p.op_a, p.op_b, kind});
-  const CompileCache cache(cache_directory);
   std::vector<CompiledInfo> info;
   for (const auto& result : compile_many(jobs, d.arch(), &cache)) info.push_back(result.info());
   std::vector<CompiledCandidate> out;
   std::vector<bool> kept(ranked.size(), false);
-  for (const auto& c : rank_compiled(p, d, ranked, info, k)) {
-    const size_t i = size_t(std::find(ranked.begin(), ranked.end(), c) - ranked.begin());
+  for (const size_t i : compiled_order(p, d, ranked, info, k)) {
     kept[i] = true;
-    out.push_back({c, info[i], false});
+    out.push_back({ranked[i], info[i], false});
   }
   for (size_t i = 0; i < ranked.size(); ++i)
     if (!kept[i]) out.push_back({ranked[i], info[i], true});

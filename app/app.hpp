@@ -10,6 +10,7 @@
 
 #include "core/core.hpp"
 #include "model/model.hpp"
+#include "profiler/profiler.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -58,7 +59,7 @@ struct PredictRequest {
   // The model's first N compiled (NVRTC, no GPU) and ranked again with the compiler's registers;
   // 0: the estimate's order.
   int compiled_shortlist = 0;
-  std::string cache;  // cubin cache directory ("" none)
+  std::string cache = CompileCache::default_directory();  // cubins ("" none)
 };
 struct PredictResult {
   Problem problem;
@@ -82,7 +83,7 @@ struct CompiledCandidate {
 std::vector<CompiledCandidate> rank_with_compiler(const Problem& p, const DeviceSpec& d,
                                                   const std::vector<KernelConfig>& ranked,
                                                   const ModelCoefficients& k, BatchKind kind,
-                                                  const std::string& cache_directory);
+                                                  const CompileCache& cache);
 // One ranked configuration as `predict --format json` lists it.
 nlohmann::json to_json(const Ranked& r, int rank);
 nlohmann::json to_json(const PredictResult& r);

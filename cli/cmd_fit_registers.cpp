@@ -2,10 +2,11 @@
 // op shape (or read compiled samples), fit the register estimator (least squares) and report its
 // error, and the shipped estimator's on other compiled samples.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -81,11 +82,10 @@ std::vector<RegisterSample> compile_samples(const FitArgs& a, const DeviceSpec& 
 
 // A non-negative integer field of a samples CSV; throws InputError naming the field and value.
 int count_field(const std::string& text, const char* name) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || end != text.data() + text.size() || v < 0)
+  const std::int64_t v = parse_int(text, name);
+  if (v < 0 || v > std::numeric_limits<int>::max())
     throw InputError(std::string(name) + " '" + text + "' is not a count >= 0");
-  return v;
+  return int(v);
 }
 
 // Compiled samples from a file: this command's --csv, or a recording (the attempts whose kernel

@@ -95,7 +95,7 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
     ranked.push_back(batched_config(r.config, kind));
   if (a.shortlist > 0) {
     std::vector<KernelConfig> reranked;
-    for (const auto& c : app::rank_with_compiler(chosen_for, d, ranked, k, kind, cache.directory()))
+    for (const auto& c : app::rank_with_compiler(chosen_for, d, ranked, k, kind, cache))
       reranked.push_back(c.config);
     ranked = std::move(reranked);
   }

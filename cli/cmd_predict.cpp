@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "cli/options.hpp"
-#include "profiler/profiler.hpp"
 #include "search/search.hpp"
 #include "store/store.hpp"
 
@@ -65,7 +64,6 @@ void run(const PredictArgs& a) {
 
 void register_predict(CLI::App& app) {
   auto args = std::make_shared<PredictArgs>();
-  args->request.cache = CompileCache::default_directory();
   auto* cmd = app.add_subcommand("predict", "rank the kernel space with the model (no GPU needed)");
   app::PredictRequest& q = args->request;
   add_problem_options(*cmd, q.problem);

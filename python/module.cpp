@@ -8,7 +8,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "app/app.hpp"
-#include "profiler/profiler.hpp"
 #include "python/launch.hpp"
 #include "python/torch_call.hpp"
 #include "runtime/runtime.hpp"
@@ -113,7 +112,7 @@ NB_MODULE(_gemmtune, m) {
         q.calibration = calibration;
         q.shortlist = shortlist;
         q.compiled_shortlist = compiled_shortlist;
-        q.cache = cache ? *cache : gemmtune::CompileCache::default_directory();
+        if (cache) q.cache = *cache;
         nlohmann::json out;
         {
           nb::gil_scoped_release unlocked;  // ranking runs on every core for a while

@@ -27,12 +27,12 @@ std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, co
   }
 }
 
-std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
-                                        const std::vector<KernelConfig>& configs,
-                                        const std::vector<CompiledInfo>& compiled,
-                                        const ModelCoefficients& k) {
+std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
+                                   const std::vector<KernelConfig>& configs,
+                                   const std::vector<CompiledInfo>& compiled,
+                                   const ModelCoefficients& k) {
   if (compiled.size() != configs.size())
-    throw std::logic_error("rank_compiled: " + std::to_string(compiled.size()) +
+    throw std::logic_error("compiled_order: " + std::to_string(compiled.size()) +
                            " compiler results for " + std::to_string(configs.size()) +
                            " configurations");
   std::vector<std::pair<double, size_t>> order;
@@ -41,8 +41,17 @@ std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
       order.emplace_back(*t, i);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> out;
+  for (const auto& [t, i] : order) out.push_back(i);
+  return out;
+}
+
+std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
+                                        const std::vector<KernelConfig>& configs,
+                                        const std::vector<CompiledInfo>& compiled,
+                                        const ModelCoefficients& k) {
   std::vector<KernelConfig> out;
-  for (const auto& [t, i] : order) out.push_back(configs[i]);
+  for (const size_t i : compiled_order(p, d, configs, compiled, k)) out.push_back(configs[i]);
   return out;
 }
 

@@ -156,8 +156,13 @@ struct CompiledInfo {
 // candidate (it failed to compile, spilled heavily, or does not fit with its real registers).
 std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
                                        const CompiledInfo& info, const ModelCoefficients& k);
-// The configurations that are candidates, ordered by predict_compiled (equal times keep their
-// order). `compiled` holds the compiler's word on each of `configs`, in order.
+// The positions in `configs` of those that are candidates, ordered by predict_compiled (equal
+// times keep their order). `compiled` holds the compiler's word on each of `configs`, in order.
+std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
+                                   const std::vector<KernelConfig>& configs,
+                                   const std::vector<CompiledInfo>& compiled,
+                                   const ModelCoefficients& k);
+// The same configurations themselves.
 std::vector<KernelConfig> rank_compiled(const Problem& p, const DeviceSpec& d,
                                         const std::vector<KernelConfig>& configs,
                                         const std::vector<CompiledInfo>& compiled,
