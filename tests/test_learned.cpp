@@ -30,10 +30,27 @@ std::vector<CalibrationSample> every_nth(const char* file, int n) {
   return out;
 }
 
-// Floors a little under the held-out figures measured on the recordings (bench/RESULTS.md), so
-// that a change which loses held-out quality fails; the targets (0.95, 0.85, 0.98, 0.85) are above.
-constexpr double kHeldOutPickMedian = 0.88, kHeldOutPickP10 = 0.75, kHeldOutTop5Median = 0.95,
-                 kHeldOutSpearman = 0.78;
+// Every recording of tests/data the fits take, as bench/model_accuracy reads them: one sample
+// per configuration, at the median of its times in every file.
+std::vector<CalibrationSample> recorded_samples(std::initializer_list<const char*> files) {
+  std::vector<Attempt> attempts;
+  for (const char* file : files) {
+    CsvImportReport report;
+    auto part = read_attempts_csv(
+        read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report);
+    REQUIRE(report.rejected.empty());
+    attempts.insert(attempts.end(), part.begin(), part.end());
+  }
+  return calibration_samples(attempts);
+}
+
+// The held-out targets of measure's zero-run pick on the recorded H100 problems (pick median,
+// its 10th percentile, the best of the top 5, Spearman), and the floors asserted: the targets
+// where the figure measured clears them by more than a change of thread count can move it
+// (XGBoost's histograms are summed per thread), else a little under the figure measured
+// (bench/RESULTS.md), so that a change which loses held-out quality fails.
+constexpr double kHeldOutPickMedian = 0.945, kHeldOutPickP10 = 0.85, kHeldOutTop5Median = 0.975,
+                 kHeldOutSpearman = 0.74;
 
 }  // namespace
 
@@ -322,35 +339,50 @@ TEST_CASE("the ranking loss orders the fitted problems better than the regressio
                     Catch::Contains("rank_sigma > 0") && Catch::Contains("not 0"));
 }
 
-TEST_CASE("held out by problem, 5 folds over every H100 recording: the calibrated model's picks",
+TEST_CASE("held out by problem, 5 folds over every recording: measure's zero-run pick",
           "[cross-validation]") {
-  // Every recorded H100 file: the compact-domain sweeps and the random problems of the full
-  // domain. Problems go to folds at random (seed 1), so each fold's problems are unseen.
+  // Every recorded H100 and H200 file, as the headline k-fold of bench/RESULTS.md: problems go to
+  // folds at random (seed 1), each fold's calibration is fitted on the others' problems (on the
+  // compiler's registers, as shipped), and each held-out problem is picked as `measure` picks:
+  // the estimate's first kCompiledShortlist ranked again by the compiler's registers. Only
+  // recorded configurations are ranked.
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  std::vector<CalibrationSample> samples;
-  for (const char* file : {"h100_exhaustive.csv", "h100_tensor_sweeps.csv", "h100_sweeps.csv",
-                           "h100_random_seed1.csv.gz", "h100_random_seed1_beta.csv.gz"}) {
-    const auto part = every_nth(file, 1);
-    samples.insert(samples.end(), part.begin(), part.end());
-  }
-  const ProblemCrossValidation cv = cross_validate_problems(d, samples, 5, 1);
-  const QualityReport& before = cv.uncalibrated;
-  const QualityReport& after = cv.calibrated;
-  WARN("held out, " << after.problems.size() << " problems: pick median "
-                    << before.median_pick_fraction << " -> " << after.median_pick_fraction
-                    << ", p10 " << before.p10_pick_fraction << " -> " << after.p10_pick_fraction
-                    << "; top-5 median " << before.median_top5_fraction << " -> "
-                    << after.median_top5_fraction << "; Spearman " << before.median_spearman
-                    << " -> " << after.median_spearman);
-  REQUIRE(after.problems.size() >= 50);
+  const auto samples = recorded_samples(
+      {"h100_exhaustive.csv", "h100_tensor_sweeps.csv", "h100_sweeps.csv",
+       "h100_random_seed1.csv.gz", "h100_random_seed1_54-68.csv.gz",
+       "h100_random_seed1_69-88.csv.gz", "h100_random_seed1_89-115.csv.gz",
+       "h100_random_seed1_beta.csv.gz", "h100_random_seed2.csv.gz", "h200_random_seed2.csv.gz",
+       "h100_model_picks.csv.gz", "h100_model_picks_held_out.csv.gz"});
+  const std::map<std::string, int> folds = k_fold_problems(samples, 5, 1);
+  std::vector<FoldQuality> done;
+  for (int f = 0; f < 5; ++f)
+    done.push_back(evaluate_fold(d, samples, folds, f, fit_fold, kCompiledShortlist));
+  const ProblemCrossValidation cv = pool_folds(std::move(done));
+  // The H100's problems: sample keys "H100-SXM:problem" (the H200's are "H200:problem").
+  const auto h100 = [](const QualityReport& pooled) {
+    QualityReport out;
+    for (const auto& q : pooled.problems)
+      if (q.problem.rfind("H100-SXM:", 0) == 0) out.problems.push_back(q);
+    summarize(out);
+    return out;
+  };
+  const QualityReport before = h100(cv.uncalibrated), after = h100(cv.calibrated);
+  WARN("held out, the H100's " << after.problems.size() << " problems: pick median "
+                               << before.median_pick_fraction << " -> "
+                               << after.median_pick_fraction << ", p10 " << before.p10_pick_fraction
+                               << " -> " << after.p10_pick_fraction << "; top-5 median "
+                               << before.median_top5_fraction << " -> "
+                               << after.median_top5_fraction << "; Spearman "
+                               << before.median_spearman << " -> " << after.median_spearman);
+  REQUIRE(after.problems.size() == 157);
   CHECK(after.median_pick_fraction >= kHeldOutPickMedian);
   CHECK(after.p10_pick_fraction >= kHeldOutPickP10);
   CHECK(after.median_top5_fraction >= kHeldOutTop5Median);
   CHECK(after.median_spearman >= kHeldOutSpearman);
-  CHECK(after.median_pick_fraction > before.median_pick_fraction);
-  CHECK(after.p10_pick_fraction > before.p10_pick_fraction);
+  CHECK(after.median_pick_fraction > before.median_pick_fraction + 0.05);
+  CHECK(after.p10_pick_fraction > before.p10_pick_fraction + 0.1);
   CHECK(after.median_top5_fraction > before.median_top5_fraction);
-  CHECK(after.median_spearman > before.median_spearman);
+  CHECK(after.median_spearman > before.median_spearman + 0.1);
 }
 
 TEST_CASE("the shipped H100 calibration on random problems drawn after its fit") {
@@ -379,16 +411,8 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
   // With seed 1's problems 89-115 and the measured zero-run picks of all 41 (the picks of fold
   // calibrations that never saw them), also in no shipped fit: the problems a refit must not
   // lose. One sample per configuration, at the median of its times in every file.
-  std::vector<Attempt> attempts;
-  for (const char* file : {"h100_random_seed2.csv.gz", "h100_random_seed1_89-115.csv.gz",
-                           "h100_model_picks_held_out.csv.gz"}) {
-    CsvImportReport report;
-    auto part = read_attempts_csv(
-        read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report);
-    REQUIRE(report.rejected.empty());
-    attempts.insert(attempts.end(), part.begin(), part.end());
-  }
-  auto wider = calibration_samples(attempts);
+  auto wider = recorded_samples({"h100_random_seed2.csv.gz", "h100_random_seed1_89-115.csv.gz",
+                                 "h100_model_picks_held_out.csv.gz"});
   for (auto& s : wider) s.registers = -1;
   const QualityReport wide =
       rank_quality(d, wider, coefficients_from_json(shipped->json, "shipped"));
