@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""How far measurement noise alone caps a ranking of the recordings.
+
+Reads recordings (CSV, gzip or not, as `gemmtune export` writes them), finds the configurations
+of a problem measured in two runs, and reports how much two runs differ. Then, per problem, it
+ranks two copies of the recording each perturbed by log-normal noise of a given spread and gives
+the median Spearman between them over the problems: the most a perfect model could reach
+against measurements that noisy.
+
+    python3 bench/spearman_ceiling.py tests/data/h100_*.csv* [--sd 0.01 0.02 0.03] [--seed 1]
+"""
+import argparse
+import csv
+import gzip
+import math
+import random
+import statistics
+from collections import defaultdict
+
+PROBLEM = ["device", "precision", "op_a", "op_b", "m", "n", "k", "lda", "ldb", "ldc", "batch", "beta"]
+NOT_CONFIG = set(PROBLEM) | {"alpha", "status", "error", "time_s", "gflops", "min_s", "max_s",
+                              "repetitions", "rel_error", "registers", "spill_bytes", "smem_bytes",
+                              "energy_j", "predicted_s", "strategy", "run", "elapsed_s"}
+
+
+def read(paths):
+    """(problem, config) -> {run: time_s} over the rows that measured correctly."""
+    times = defaultdict(dict)
+    for path in paths:
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            reader = csv.DictReader(f)
+            config_columns = [c for c in reader.fieldnames if c not in NOT_CONFIG]
+            for row in reader:
+                if row["status"] != "ok":
+                    continue
+                problem = tuple(row.get(c, "") for c in PROBLEM)
+                config = tuple((c, row[c] or "0") for c in config_columns if row[c] not in ("", "0"))
+                times[(problem, config)].setdefault(row.get("run") or path, float(row["time_s"]))
+    return times
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=values.__getitem__)
+    out = [0] * len(values)
+    for rank, i in enumerate(order):
+        out[i] = rank
+    return out
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    mean = (len(a) - 1) / 2
+    return sum((x - mean) * (y - mean) for x, y in zip(ra, rb)) / sum((x - mean) ** 2 for x in ra)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("recordings", nargs="+")
+    parser.add_argument("--sd", type=float, nargs="+", default=[0.01, 0.02, 0.03],
+                        help="spreads of log time to try")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    times = read(args.recordings)
+    repeats = [math.log(t[1] / t[0]) for t in
+               (list(runs.values()) for runs in times.values()) if len(t) >= 2]
+    if repeats:
+        print(f"{len(repeats)} configurations measured in two runs or more: the two differ by a "
+              f"median {100 * statistics.median(abs(r) for r in repeats):.1f}%")
+    by_problem = defaultdict(list)
+    for (problem, _), runs in times.items():
+        by_problem[problem].append(statistics.median(runs.values()))
+    rng = random.Random(args.seed)
+    for sd in args.sd:
+        values = []
+        for recording in by_problem.values():
+            if len(recording) < 3:
+                continue
+            a = [t * math.exp(rng.gauss(0, sd)) for t in recording]
+            b = [t * math.exp(rng.gauss(0, sd)) for t in recording]
+            values.append(spearman(a, b))
+        print(f"noise of {100 * sd:.0f}% a measurement: median Spearman {statistics.median(values):.3f} "
+              f"over {len(values)} problems")
+
+
+if __name__ == "__main__":
+    main()
