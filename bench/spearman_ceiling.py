@@ -2,12 +2,14 @@
 """How far measurement noise alone caps a ranking of the recordings.
 
 Reads recordings (CSV, gzip or not, as `gemmtune export` writes them), finds the configurations
-of a problem measured in two runs, and reports how much two runs differ. Then, per problem, it
-ranks two copies of the recording each perturbed by log-normal noise of a given spread and gives
-the median Spearman between them over the problems: the most a perfect model could reach
-against measurements that noisy.
+of a problem measured in two runs (a file without a `run` column counts as one run), and reports
+how much two runs differ. Then, per problem, it ranks two copies of the recording each perturbed
+by log-normal noise of a given spread and gives the median Spearman between them over the
+problems. A perfect model ranked against measurements that noisy would reach at least that (it
+meets the noise of one measurement, not two): if the figure is high, noise does not cap a model's
+Spearman near it.
 
-    python3 bench/spearman_ceiling.py tests/data/h100_*.csv* [--sd 0.01 0.02 0.03] [--seed 1]
+    python3 bench/spearman_ceiling.py RECORDING.csv[.gz] ... [--sd 0.01 0.02 0.03] [--seed 1]
 """
 import argparse
 import csv
@@ -74,11 +76,14 @@ def main():
     for sd in args.sd:
         values = []
         for recording in by_problem.values():
+            # Too few configurations to rank, as model_accuracy leaves them out.
             if len(recording) < 3:
                 continue
             a = [t * math.exp(rng.gauss(0, sd)) for t in recording]
             b = [t * math.exp(rng.gauss(0, sd)) for t in recording]
             values.append(spearman(a, b))
+        if not values:
+            raise SystemExit("no problem holds 3 configurations or more")
         print(f"noise of {100 * sd:.0f}% a measurement: median Spearman {statistics.median(values):.3f} "
               f"over {len(values)} problems")
 

@@ -30,8 +30,8 @@ std::vector<CalibrationSample> every_nth(const char* file, int n) {
   return out;
 }
 
-// Every recording of tests/data the fits take, as bench/model_accuracy reads them: one sample
-// per configuration, at the median of its times in every file.
+// The recordings named (files of tests/data) as bench/model_accuracy reads them: one sample per
+// configuration, at the median of its times in every file; a row it cannot read fails the test.
 std::vector<CalibrationSample> recorded_samples(std::initializer_list<const char*> files) {
   std::vector<Attempt> attempts;
   for (const char* file : files) {
@@ -44,13 +44,13 @@ std::vector<CalibrationSample> recorded_samples(std::initializer_list<const char
   return calibration_samples(attempts);
 }
 
-// The held-out targets of measure's zero-run pick on the recorded H100 problems (pick median,
-// its 10th percentile, the best of the top 5, Spearman), and the floors asserted: the targets
-// where the figure measured clears them by more than a change of thread count can move it
-// (XGBoost's histograms are summed per thread), else a little under the figure measured
-// (bench/RESULTS.md), so that a change which loses held-out quality fails.
-constexpr double kHeldOutPickMedian = 0.945, kHeldOutPickP10 = 0.85, kHeldOutTop5Median = 0.975,
-                 kHeldOutSpearman = 0.74;
+// Floors under the held-out figures of measure's zero-run pick on the recorded H100 problems
+// (bench/RESULTS.md: pick median 0.953, p10 0.866, top 5 0.980, Spearman 0.760, the first three
+// at or past their targets of 0.95, 0.85 and 0.98), so that a change which loses held-out quality
+// fails. They sit 0.013-0.03 under: XGBoost sums its histograms per thread, and a machine with
+// another core count fits other trees.
+constexpr double kHeldOutPickMedian = 0.94, kHeldOutPickP10 = 0.84, kHeldOutTop5Median = 0.97,
+                 kHeldOutSpearman = 0.73;
 
 }  // namespace
 
@@ -341,7 +341,8 @@ TEST_CASE("the ranking loss orders the fitted problems better than the regressio
 
 TEST_CASE("held out by problem, 5 folds over every recording: measure's zero-run pick",
           "[cross-validation]") {
-  // Every recorded H100 and H200 file, as the headline k-fold of bench/RESULTS.md: problems go to
+  // Every recording the fits take (the H100's and the H200's; the FP16/BF16/TF32 one adds no
+  // fitted sample), as the headline k-fold of bench/RESULTS.md: problems go to
   // folds at random (seed 1), each fold's calibration is fitted on the others' problems (on the
   // compiler's registers, as shipped), and each held-out problem is picked as `measure` picks:
   // the estimate's first kCompiledShortlist ranked again by the compiler's registers. Only
@@ -379,6 +380,8 @@ TEST_CASE("held out by problem, 5 folds over every recording: measure's zero-run
   CHECK(after.p10_pick_fraction >= kHeldOutPickP10);
   CHECK(after.median_top5_fraction >= kHeldOutTop5Median);
   CHECK(after.median_spearman >= kHeldOutSpearman);
+  // The calibration's gain over the uncalibrated ranking of the same folds (measured: +0.09,
+  // +0.25, +0.06, +0.18).
   CHECK(after.median_pick_fraction > before.median_pick_fraction + 0.05);
   CHECK(after.p10_pick_fraction > before.p10_pick_fraction + 0.1);
   CHECK(after.median_top5_fraction > before.median_top5_fraction);
