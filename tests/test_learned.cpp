@@ -21,15 +21,6 @@ using namespace gemmtune;
 
 namespace {
 
-std::vector<CalibrationSample> every_nth(const char* file, int n) {
-  CsvImportReport report;
-  const auto all = calibration_samples(read_attempts_csv(
-      read_text_file(std::string(GEMMTUNE_SOURCE_DIR "/tests/data/") + file), report));
-  std::vector<CalibrationSample> out;
-  for (std::size_t i = 0; i < all.size(); i += std::size_t(n)) out.push_back(all[i]);
-  return out;
-}
-
 // The recordings named (files of tests/data) as bench/model_accuracy reads them: one sample per
 // configuration, at the median of its times in every file; a row it cannot read fails the test.
 std::vector<CalibrationSample> recorded_samples(std::initializer_list<const char*> files) {
@@ -42,6 +33,14 @@ std::vector<CalibrationSample> recorded_samples(std::initializer_list<const char
     attempts.insert(attempts.end(), part.begin(), part.end());
   }
   return calibration_samples(attempts);
+}
+
+// Every n-th sample of one recording.
+std::vector<CalibrationSample> every_nth(const char* file, int n) {
+  const auto all = recorded_samples({file});
+  std::vector<CalibrationSample> out;
+  for (std::size_t i = 0; i < all.size(); i += std::size_t(n)) out.push_back(all[i]);
+  return out;
 }
 
 // Floors under the held-out figures of measure's zero-run pick on the recorded H100 problems
@@ -264,7 +263,7 @@ TEST_CASE("the learned correction ranks held-out recorded problems better") {
   std::set<std::string> trained;
   for (const auto& s : train) trained.insert(problem_key(s.problem));
   std::vector<CalibrationSample> held;
-  for (const auto& s : every_nth("h100_sweeps.csv", 1))
+  for (const auto& s : recorded_samples({"h100_sweeps.csv"}))
     if (!trained.count(problem_key(s.problem))) held.push_back(s);
   ModelCoefficients k;
   k.learned = fit_learned_correction(d, train, {});
@@ -393,7 +392,7 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
   // ranks) of the calibration that ships, on problems a user could meet first. Floors a little
   // under the figures measured (bench/RESULTS.md).
   const DeviceSpec d = find_builtin_device("H100-SXM");
-  auto samples = every_nth("h100_random_seed2.csv.gz", 1);
+  auto samples = recorded_samples({"h100_random_seed2.csv.gz"});
   for (auto& s : samples) s.registers = -1;
   const auto shipped = shipped_calibration("H100-SXM");
   REQUIRE(shipped);
