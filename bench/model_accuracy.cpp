@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -39,8 +40,7 @@ namespace {
 
 // Every recording's attempts together, so that a configuration measured in two files (a
 // recording and the model's measured picks) is one sample at the median of its times.
-std::vector<CalibrationSample> load(const std::vector<std::string>& paths,
-                                    SamplePrecisions precisions) {
+std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
   std::vector<Attempt> attempts;
   for (const auto& path : paths) {
     CsvImportReport report;
@@ -51,7 +51,19 @@ std::vector<CalibrationSample> load(const std::vector<std::string>& paths,
     attempts.insert(attempts.end(), std::make_move_iterator(part.begin()),
                     std::make_move_iterator(part.end()));
   }
-  return calibration_samples(attempts, precisions);
+  return calibration_samples(attempts);
+}
+
+// Problems in k folds, the FP16/BF16/TF32 ones drawn apart from the rest: adding their recordings
+// leaves the other problems' folds as they were without them, so both runs compare fold by fold.
+std::map<std::string, int> folds_by_family(const std::vector<CalibrationSample>& samples, int k,
+                                           std::uint32_t seed) {
+  std::vector<CalibrationSample> reduced, others;
+  for (const auto& s : samples) (is_reduced(s.problem.precision) ? reduced : others).push_back(s);
+  if (reduced.empty() || others.empty()) return k_fold_problems(samples, k, seed);
+  std::map<std::string, int> folds = k_fold_problems(others, k, seed);
+  folds.merge(k_fold_problems(reduced, k, seed));
+  return folds;
 }
 
 void print(const char* title, const QualityReport& before, const QualityReport& after) {
@@ -137,7 +149,7 @@ void print_by_gpu(const ProblemCrossValidation& cv) {
 // k-fold cross-validation over problems, each fold printed as it is done, then all of them.
 void by_problem(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
                 std::uint32_t seed, int shortlist) {
-  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  const std::map<std::string, int> folds = folds_by_family(samples, k, seed);
   std::printf("held out by problem: %zu problems in %d folds (seed %u), %zu samples\n\n",
               folds.size(), k, seed, samples.size());
   std::vector<FoldQuality> done;
@@ -306,8 +318,21 @@ std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
   ModelCoefficients base = calibrate(device, train, {}, fold_fit_options()).coefficients;
   base.correction = fit_log_time_correction(device, train, base);
   std::vector<ModelCoefficients> fitted(specs.size(), base);
-  for (std::size_t v = 0; v < specs.size(); ++v)
-    fitted[v].learned = fit_learned_correction(device, train, base, parse_learned(specs[v]));
+  for (std::size_t v = 0; v < specs.size(); ++v) {
+    // bag=N as the first item: the trees fitted on a random 80% of the problems (draw N).
+    std::string spec = specs[v];
+    std::vector<CalibrationSample> subset;
+    const std::vector<CalibrationSample>* rows = &train;
+    if (spec.rfind("bag=", 0) == 0) {
+      const auto comma = spec.find(',');
+      const std::string draw = spec.substr(4, comma == std::string::npos ? spec.npos : comma - 4);
+      spec = comma == std::string::npos ? "" : spec.substr(comma + 1);
+      for (const auto& s : train)
+        if (std::hash<std::string>{}(draw + "/" + sample_key(s)) % 1000 < 800) subset.push_back(s);
+      rows = &subset;
+    }
+    fitted[v].learned = fit_learned_correction(device, *rows, base, parse_learned(spec));
+  }
   return fitted;
 }
 
@@ -316,7 +341,7 @@ std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
 void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSample>& samples, int k,
                      std::uint32_t seed, const std::vector<std::string>& specs,
                      const std::string& held_out_path) {
-  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  const std::map<std::string, int> folds = folds_by_family(samples, k, seed);
   std::ofstream held_out;
   if (!held_out_path.empty()) {
     held_out.open(held_out_path);
@@ -359,7 +384,7 @@ void compare_learned(const DeviceSpec& device, const std::vector<CalibrationSamp
 // nothing).
 void compare_registers(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                        int k, std::uint32_t seed) {
-  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  const std::map<std::string, int> folds = folds_by_family(samples, k, seed);
   struct Mode {
     std::string name;
     bool fit_compiled;
@@ -422,7 +447,7 @@ void write_picks(const DeviceSpec& device, const std::vector<CalibrationSample>&
     if (sample_device(s, device).name != device.name)
       throw InputError("--picks ranks for " + device.name + " (--gpu), but " + sample_key(s) +
                        " was recorded on " + sample_device(s, device).name);
-  const std::map<std::string, int> folds = k_fold_problems(samples, k, seed);
+  const std::map<std::string, int> folds = folds_by_family(samples, k, seed);
   std::ofstream out(dir + "/picks.tsv");
   if (!out) throw InputError("cannot write '" + dir + "/picks.tsv' (does the folder exist?)");
   out << "fold\tproblem\tbest\tbest_s";
@@ -557,11 +582,7 @@ int main(int argc, char** argv) try {
         "--registers compiled|estimated only");
   if (paths.empty()) paths.push_back(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
   const DeviceSpec device = find_builtin_device(gpu);
-  // A given calibration fits nothing here: it ranks every precision's samples, the tensor-core
-  // FP16, BF16 and TF32 ones (on its coefficients alone) among them; a fit takes those it covers.
-  const bool fits = calibration.empty() && dump_path.empty();
-  std::vector<CalibrationSample> samples =
-      load(paths, fits ? SamplePrecisions::Fitted : SamplePrecisions::All);
+  std::vector<CalibrationSample> samples = load(paths);
 
   // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
   if (registers == "estimated")

@@ -88,14 +88,6 @@ void run(const CalibrateArgs& a) {
           name.c_str(), spec.c_str(), device.name.c_str());
   }
   const auto samples = calibration_samples(attempts);
-  const auto reduced = std::count_if(attempts.begin(), attempts.end(), [](const Attempt& x) {
-    return x.status == "ok" && is_reduced(x.problem.precision);
-  });
-  if (reduced > 0)
-    std::printf(
-        "left out %ld measurements of h, b, t problems: the model's calibration does not "
-        "cover those kernels yet\n",
-        long(reduced));
   if (samples.empty())
     throw InputError("no ok measurement to calibrate on (" + std::to_string(attempts.size()) +
                      " attempts read)");

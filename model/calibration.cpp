@@ -26,7 +26,7 @@ double log_loss(const DeviceSpec& d, const std::vector<CalibrationSample>& sampl
   std::map<std::string, std::pair<double, double>> sums;  // problem -> (sum e, sum e^2)
   std::map<std::string, int> counts;
   for (const auto& s : samples) {
-    if (!(s.time_s > 0)) continue;
+    if (!(s.time_s > 0) || !linear_correction_applies(s.problem.precision)) continue;
     double e = 3;
     try {
       e = std::log(predict(s.problem, sample_device(s, d), s.config, k, s.registers).time_s /
@@ -76,18 +76,28 @@ struct Objective {
 
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start, const CalibrationOptions& options) {
-  std::size_t usable = 0;
-  for (const auto& s : samples) usable += s.time_s > 0 ? 1 : 0;
+  std::size_t usable = 0, described = 0;
+  for (const auto& s : samples)
+    if (s.time_s > 0) {
+      ++usable;
+      described += linear_correction_applies(s.problem.precision) ? 1 : 0;
+    }
   if (usable == 0) throw InputError("calibration needs measured samples; none has a time > 0");
+  if (described == 0)
+    throw InputError(
+        "calibration needs measurements of S, D, C or Z kernels, on which the "
+        "coefficients rest; all " +
+        std::to_string(usable) + " given are of FP16, BF16 or TF32 kernels");
   const auto t0 = std::chrono::steady_clock::now();
   // Refit the correction only with enough data behind it (74 weights); otherwise fit the
   // coefficients under the start's correction and keep it, as a tune's few new measurements
   // would otherwise replace a correction fitted on thousands.
   std::map<std::string, int> per_problem;
   for (const auto& s : samples)
-    if (s.time_s > 0) ++per_problem[s.problem.shape_id()];
+    if (s.time_s > 0 && linear_correction_applies(s.problem.precision))
+      ++per_problem[s.problem.shape_id()];
   const bool refit = options.fit_correction &&
-                     usable >= std::size_t(options.min_correction_samples) &&
+                     described >= std::size_t(options.min_correction_samples) &&
                      int(per_problem.size()) >= options.min_correction_problems;
   Objective objective{device,
                       samples,

@@ -141,6 +141,7 @@ LogTimeCorrection fit_log_time_correction(const DeviceSpec& device,
   // uncalibrated model's).
   std::map<std::string, std::vector<Row>> by_problem;
   for (const auto& s : samples) {
+    if (!linear_correction_applies(s.problem.precision)) continue;
     const auto predicted = predict_measured(device, s, plain);
     if (!predicted) continue;
     const Prediction& r = *predicted;

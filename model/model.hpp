@@ -282,9 +282,11 @@ struct Prediction {
 // Both corrections are bounded: beyond a factor of e^2 (7.4) on a configuration unlike its
 // training data a fit is more likely wrong than the terms it corrects.
 inline constexpr double kCorrectionLogBound = 2.0;
-// Whether a calibration's fitted corrections (linear and learned) apply to a precision: they were
-// fitted on no FP16, BF16 or TF32 kernel, so those run on the terms and coefficients alone.
-inline bool corrections_apply(Precision p) {
+// Whether the analytical coefficients and the linear correction are fitted on, and apply to, a
+// precision's kernels. The FP16, BF16 and TF32 kernels' terms are still far off (several times
+// their measured times): fitted together, their samples pulled the FP32 and FP64 coefficients to
+// their bounds. Those kernels run on the terms and the learned trees, which every precision fits.
+inline bool linear_correction_applies(Precision p) {
   return !is_reduced(p);
 }
 
@@ -397,8 +399,10 @@ struct CalibrationResult {
 // coefficient_lower_bounds/upper_bounds, on the log-time loss above: mostly the spread within
 // each problem, which decides rankings, a little the absolute scale), starting from start, then
 // the correction on what they leave (fit_log_time_correction) when the options' minimum data is
-// there; with less, the coefficients are fitted under start's correction, which is kept. Throws
-// InputError when there is nothing to fit (no sample with a positive time).
+// there; with less, the coefficients are fitted under start's correction, which is kept. The
+// coefficients and the linear correction are fitted on the samples linear_correction_applies to,
+// the trees on all. Throws InputError when there is nothing to fit (no sample with a positive
+// time, or none of an S, D, C or Z kernel).
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start = {},
                             const CalibrationOptions& options = {});

@@ -232,7 +232,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
 
   const double body = std::max({sm_time, r.t_l2, r.t_dram}) + r.t_split_pass;
   r.time_s = body + r.t_launch;
-  if (!k.correction.empty() && corrections_apply(p.precision)) {
+  if (!k.correction.empty() && linear_correction_applies(p.precision)) {
     const auto f = correction_features(c, r);
     const bool fp64 = is_double(p.precision);
     const bool tensor_core = c.mma > 0;
@@ -247,8 +247,7 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     r.correction = std::exp(std::clamp(log_factor, -kCorrectionLogBound, kCorrectionLogBound));
     r.time_s *= r.correction;
   }
-  if (!k.learned.empty() && corrections_apply(p.precision))
-    apply_learned_correction(p, c, k.learned, r);
+  if (!k.learned.empty()) apply_learned_correction(p, c, k.learned, r);
   r.gflops = p.flops() / r.time_s * 1e-9;
   if (r.t_launch > body) {
     r.limit = TimeLimit::Launch;

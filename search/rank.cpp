@@ -50,9 +50,7 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
   // the merged top whichever worker walks it.
   ModelCoefficients before_trees = coefficients;
   before_trees.learned = {};
-  const TreeEnsemble no_trees;
-  const TreeEnsemble& trees =
-      corrections_apply(problem.precision) ? coefficients.learned : no_trees;
+  const TreeEnsemble& trees = coefficients.learned;
   const LearnedBounds bounds = learned_bounds(trees, problem);
   std::atomic<double> least_full_slowest{std::numeric_limits<double>::infinity()};
   const auto ceiling = [&](const Best& b) {

@@ -73,8 +73,7 @@ Evaluation evaluation_from(const Attempt& a) {
   return e;
 }
 
-std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts,
-                                                   SamplePrecisions precisions) {
+std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts) {
   // A configuration measured again (a resumed tune, a sample that drew the tune's pick) is one
   // sample at the median of its times, so that it weighs once in a fit.
   std::vector<CalibrationSample> out;
@@ -84,7 +83,6 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
   std::map<std::string, std::shared_ptr<const DeviceSpec>> specs;
   for (const auto& a : attempts) {
     if (a.status != "ok" || !(a.median_s > 0)) continue;
-    if (precisions == SamplePrecisions::Fitted && !corrections_apply(a.problem.precision)) continue;
     const auto [spec, unseen] = specs.emplace(a.device, nullptr);
     if (unseen) {
       const std::string name = spec_name_of(a.device);

@@ -88,13 +88,8 @@ std::map<std::string, Recording> recordings_by_problem(const std::vector<Attempt
 // The strategy a recorder stamps on the configurations it draws from the domain (not found by a
 // search): their samples are CalibrationSample::drawn.
 inline constexpr std::string_view kDrawnStrategy = "sample";
-// Which precisions' attempts become samples: those a calibration fits (corrections_apply; no
-// calibration covers H, B and T yet, whose times would pull the FP32 and FP64 coefficients), or
-// every one, to judge the model's ranking where nothing is fitted.
-enum class SamplePrecisions : std::uint8_t { Fitted, All };
 // What the calibration fits: the ok attempts with a time, with the compiler's registers.
-std::vector<CalibrationSample> calibration_samples(
-    const std::vector<Attempt>& attempts, SamplePrecisions precisions = SamplePrecisions::Fitted);
+std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& attempts);
 
 struct CsvImportReport {
   int imported = 0;

@@ -477,7 +477,15 @@ TEST_CASE("tensor-core sweeps in the fit: tensor-core rankings mend, SIMT rankin
 }
 
 TEST_CASE("calibration refuses nothing to fit") {
-  CHECK_THROWS_AS(calibrate(find_builtin_device("H100-SXM"), {}), InputError);
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  CHECK_THROWS_AS(calibrate(d, {}), InputError);
+  // FP16 measurements alone: the coefficients rest on the S, D, C and Z kernels.
+  const Problem h = make_problem(Precision::H, Op::T, Op::N, 512, 512, 512);
+  KernelConfig c;
+  c.mma = 4;
+  const std::vector<CalibrationSample> half = {{h, c, -1, 1e-4, {}}, {h, c, -1, 2e-4, {}}};
+  CHECK_THROWS_WITH(calibrate(d, half),
+                    Catch::Contains("S, D, C or Z") && Catch::Contains("all 2 given"));
 }
 
 namespace {
