@@ -16,7 +16,8 @@
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
 //     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
-//     fast_weight fast_scale rank rank_sigma pairs forest)
+//     fast_weight fast_scale rank rank_sigma pairs forest; a setting may begin with bag=N: its
+//     trees fitted on a draw of 80% of the fold's training problems)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -319,7 +320,8 @@ std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
   base.correction = fit_log_time_correction(device, train, base);
   std::vector<ModelCoefficients> fitted(specs.size(), base);
   for (std::size_t v = 0; v < specs.size(); ++v) {
-    // bag=N as the first item: the trees fitted on a random 80% of the problems (draw N).
+    // bag=N as the first item: the trees fitted on about 80% of the problems, drawn by hashing
+    // N with each problem's key (std::hash: another standard library draws other bags).
     std::string spec = specs[v];
     std::vector<CalibrationSample> subset;
     const std::vector<CalibrationSample>* rows = &train;
