@@ -57,11 +57,18 @@ std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
 
 // Problems in k folds, the FP16/BF16/TF32 ones drawn apart from the rest: adding their recordings
 // leaves the other problems' folds as they were without them, so both runs compare fold by fold.
+// One draw over all where a family has fewer problems than folds (--folds all among them).
 std::map<std::string, int> folds_by_family(const std::vector<CalibrationSample>& samples, int k,
                                            std::uint32_t seed) {
   std::vector<CalibrationSample> reduced, others;
-  for (const auto& s : samples) (is_reduced(s.problem.precision) ? reduced : others).push_back(s);
-  if (reduced.empty() || others.empty()) return k_fold_problems(samples, k, seed);
+  std::set<std::string> reduced_keys, other_keys;
+  for (const auto& s : samples) {
+    const bool r = is_reduced(s.problem.precision);
+    (r ? reduced : others).push_back(s);
+    (r ? reduced_keys : other_keys).insert(problem_key(s.problem));
+  }
+  if (reduced_keys.size() < std::size_t(k) || other_keys.size() < std::size_t(k))
+    return k_fold_problems(samples, k, seed);
   std::map<std::string, int> folds = k_fold_problems(others, k, seed);
   folds.merge(k_fold_problems(reduced, k, seed));
   return folds;
@@ -328,6 +335,8 @@ std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
     if (spec.rfind("bag=", 0) == 0) {
       const auto comma = spec.find(',');
       const std::string draw = spec.substr(4, comma == std::string::npos ? spec.npos : comma - 4);
+      if (draw.empty() || draw.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError("--learned: bag takes a draw number (0, 1, 2, ...), not '" + draw + "'");
       spec = comma == std::string::npos ? "" : spec.substr(comma + 1);
       for (const auto& s : train)
         if (std::hash<std::string>{}(draw + "/" + sample_key(s)) % 1000 < 800) subset.push_back(s);

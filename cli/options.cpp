@@ -120,12 +120,17 @@ void add_domain_option(CLI::App& app, std::string& domain) {
 
 std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options) {
   if (r.correction_refitted)
-    return "log-time correction refitted on " + std::to_string(r.samples) + " measurements of " +
-           std::to_string(r.problems) + " problems";
+    return "log-time correction refitted on " + std::to_string(r.correction_samples) +
+           " measurements of " + std::to_string(r.problems) + " problems" +
+           (r.samples > r.correction_samples
+                ? " (the trees on " + std::to_string(r.samples - r.correction_samples) +
+                      " FP16, BF16 and TF32 ones too)"
+                : "");
   return "log-time correction " +
          std::string(r.coefficients.correction.empty() ? "not fitted" : "kept from the start") +
-         ": " + std::to_string(r.samples) + " measurements of " + std::to_string(r.problems) +
-         " problems, a refit needs " + std::to_string(options.min_correction_samples) + " of " +
+         ": " + std::to_string(r.correction_samples) + " measurements of " +
+         std::to_string(r.problems) + " problems, a refit needs " +
+         std::to_string(options.min_correction_samples) + " of " +
          std::to_string(options.min_correction_problems);
 }
 

@@ -113,6 +113,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
 
   CalibrationResult r;
   r.samples = usable;
+  r.correction_samples = described;
   r.loss_before = log_loss(device, samples, start);
   nlopt::opt opt(nlopt::LN_BOBYQA, kCoefficientCount);
   opt.set_lower_bounds(std::vector<double>(kCoefficientCount, 0.0));

@@ -282,10 +282,11 @@ struct Prediction {
 // Both corrections are bounded: beyond a factor of e^2 (7.4) on a configuration unlike its
 // training data a fit is more likely wrong than the terms it corrects.
 inline constexpr double kCorrectionLogBound = 2.0;
-// Whether the analytical coefficients and the linear correction are fitted on, and apply to, a
-// precision's kernels. The FP16, BF16 and TF32 kernels' terms are still far off (several times
-// their measured times): fitted together, their samples pulled the FP32 and FP64 coefficients to
-// their bounds. Those kernels run on the terms and the learned trees, which every precision fits.
+// Whether a precision's kernels are in the fit of the analytical coefficients and the linear
+// correction, and whether the linear correction applies to them. The FP16, BF16 and TF32 kernels'
+// terms are still several times off: fitted together, their samples pulled the FP32 and FP64
+// coefficients to their bounds. Those kernels run on the coefficients fitted without them and on
+// the learned trees, which every precision's samples fit.
 inline bool linear_correction_applies(Precision p) {
   return !is_reduced(p);
 }
@@ -364,7 +365,8 @@ struct CalibrationOptions {
   double max_seconds = 50;
   bool fit_correction = true;  // the LogTimeCorrection after the coefficients
   bool fit_learned = true;     // then the tree ensemble, on what the correction leaves
-  // Below either, the start's correction is kept and the coefficients are fitted under it.
+  // Below either (counting S, D, C and Z samples), the start's correction and trees are kept and
+  // the coefficients are fitted under them.
   int min_correction_samples = 500;
   int min_correction_problems = 3;
 };
@@ -391,7 +393,9 @@ struct CalibrationResult {
   // The optimizer stopped at max_seconds, not at max_evaluations or convergence: the fit then
   // depends on how fast the machine ran, and a rerun on the same data can differ.
   bool stopped_by_clock = false;
-  std::size_t samples = 0, problems = 0;
+  // samples: every measured one (the trees'); correction_samples and problems: those the
+  // coefficients and the linear correction rest on (linear_correction_applies).
+  std::size_t samples = 0, correction_samples = 0, problems = 0;
   bool correction_refitted = false;  // else the start's correction was kept
 };
 

@@ -302,11 +302,33 @@ TEST_CASE("fitted on FP16, BF16 and TF32 recordings, the trees rank those held-o
   learned_features(h, KernelConfig{}, predict(h, d, KernelConfig{}), f);
   const auto& names = learned_feature_names();
   const auto at = [&](const char* name) {
-    return f[std::size_t(std::find(names.begin(), names.end(), name) - names.begin())];
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return f[std::size_t(it - names.begin())];
   };
   CHECK(at("precision_h") == 1);
   CHECK(at("precision_b") == 0);
   CHECK(at("precision_s") == 0);
+
+  // The linear correction rests on S, D, C and Z alone: the family's samples leave it as it was,
+  // and it does not touch the family's predictions, which the trees do.
+  const auto sweeps = every_nth("h100_sweeps.csv", 5);
+  std::vector<CalibrationSample> with_family = sweeps;
+  with_family.insert(with_family.end(), samples.begin(), samples.end());
+  const LogTimeCorrection plain = fit_log_time_correction(d, sweeps, {}),
+                          mixed = fit_log_time_correction(d, with_family, {});
+  CHECK(mixed.offset == plain.offset);
+  CHECK(mixed.all == plain.all);
+  CHECK(mixed.tensor_core == plain.tensor_core);
+  ModelCoefficients k;
+  k.correction = mixed;
+  const CalibrationSample& s = samples.front();
+  CHECK(predict(s.problem, d, s.config, k, s.registers).correction == 1);
+  const CalibrationSample& single = sweeps.front();
+  CHECK(predict(single.problem, d, single.config, k, single.registers).correction != 1);
+  k.learned = trees_only(d, samples).learned;
+  CHECK(predict(s.problem, d, s.config, k, s.registers).time_s !=
+        predict(s.problem, d, s.config, {}, s.registers).time_s);
 }
 
 TEST_CASE("centred labels: the trees leave each problem's level to the linear correction") {

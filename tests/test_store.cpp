@@ -259,7 +259,7 @@ TEST_CASE("calibration samples: a configuration measured again is one sample at 
   CHECK(marked[0].drawn);
   CHECK_FALSE(marked[1].drawn);
   CHECK_FALSE(marked[2].drawn);
-  // An FP16 problem's measurements are samples like the others': the fit covers its kernels.
+  // An FP16 problem's measurements are samples like the others': the trees are fitted on them.
   Attempt half = attempt(256, id, 3e-5);
   half.problem.precision = Precision::H;
   attempts.push_back(half);
