@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "model/model.hpp"
@@ -76,12 +77,16 @@ struct Objective {
 
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start, const CalibrationOptions& options) {
+  // The coefficients and the linear correction rest on the samples linear_correction_applies to.
   std::size_t usable = 0, described = 0;
-  for (const auto& s : samples)
-    if (s.time_s > 0) {
-      ++usable;
-      described += linear_correction_applies(s.problem.precision) ? 1 : 0;
-    }
+  std::set<std::string> described_problems;
+  for (const auto& s : samples) {
+    if (!(s.time_s > 0)) continue;
+    ++usable;
+    if (!linear_correction_applies(s.problem.precision)) continue;
+    ++described;
+    described_problems.insert(s.problem.shape_id());
+  }
   if (usable == 0) throw InputError("calibration needs measured samples; none has a time > 0");
   if (described == 0)
     throw InputError(
@@ -92,13 +97,9 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   // Refit the correction only with enough data behind it (74 weights); otherwise fit the
   // coefficients under the start's correction and keep it, as a tune's few new measurements
   // would otherwise replace a correction fitted on thousands.
-  std::map<std::string, int> per_problem;
-  for (const auto& s : samples)
-    if (s.time_s > 0 && linear_correction_applies(s.problem.precision))
-      ++per_problem[s.problem.shape_id()];
   const bool refit = options.fit_correction &&
                      described >= std::size_t(options.min_correction_samples) &&
-                     int(per_problem.size()) >= options.min_correction_problems;
+                     int(described_problems.size()) >= options.min_correction_problems;
   Objective objective{device,
                       samples,
                       coefficient_lower_bounds(),
@@ -159,7 +160,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   // The correction minimizes its own, fast-end-weighted error, so it may raise this unweighted
   // loss a little while it ranks the configurations that tuning picks from better.
   r.correction_refitted = refit;
-  r.problems = per_problem.size();
+  r.problems = described_problems.size();
   if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
   // Without a refit the start's trees stay, fitted under (Objective::at) as its correction is.
   if (refit)
