@@ -274,15 +274,12 @@ void by_class(const DeviceSpec& device, const std::vector<CalibrationSample>& sa
 // A --learned value: comma-separated key=value settings of the learned correction.
 LearnedCorrectionOptions parse_learned(const std::string& spec) {
   LearnedCorrectionOptions o;
-  const std::map<std::string, double*> reals = {{"eta", &o.learning_rate},
-                                                {"subsample", &o.subsample},
-                                                {"colsample", &o.colsample},
-                                                {"min_child", &o.min_child_weight},
-                                                {"fast_weight", &o.fast_weight},
-                                                {"fast_scale", &o.fast_scale},
-                                                {"rank", &o.rank_weight},
-                                                {"rank_sigma", &o.rank_sigma},
-                                                {"center", &o.center}};
+  const std::map<std::string, double*> reals = {
+      {"eta", &o.learning_rate},       {"subsample", &o.subsample},
+      {"colsample", &o.colsample},     {"min_child", &o.min_child_weight},
+      {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale},
+      {"rank", &o.rank_weight},        {"rank_sigma", &o.rank_sigma},
+      {"rank_spread", &o.rank_spread}, {"center", &o.center}};
   std::stringstream items(spec);
   std::string item;
   while (std::getline(items, item, ',')) {
@@ -312,7 +309,7 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
     } else {
       throw InputError("--learned: unknown setting '" + key +
                        "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma center pairs forest drop)");
+                       "rank rank_sigma rank_spread center pairs forest drop)");
     }
   }
   return o;

@@ -64,6 +64,9 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
       if (group.size() < 2) continue;
       std::uniform_int_distribution<std::size_t> pick(0, group.size() - 1);
       const double scale = o.rank_weight / double(o.rank_pairs);
+      double mean_weight = 0;
+      for (const int i : group) mean_weight += weight[i];
+      mean_weight /= double(group.size());
       for (const int a : group)
         for (int r = 0; r < o.rank_pairs; ++r) {
           const int b = group[pick(rng)];
@@ -77,7 +80,8 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
               o.rank_sigma;
           const double p = 1 / (1 + std::exp(-d));
           // The faster row's regression weight already holds its problem's share and fast end.
-          const double w = scale * weight[fast];
+          const double w =
+              scale * ((1 - o.rank_spread) * weight[fast] + o.rank_spread * mean_weight);
           const double g = w * p / o.rank_sigma,
                        h = w * p * (1 - p) / (o.rank_sigma * o.rank_sigma);
           grad[fast] += float(g);
@@ -125,6 +129,9 @@ std::string fit_learned_model_json(const DeviceSpec& device,
     throw InputError("the ranking loss needs rank_sigma > 0 and rank_pairs >= 1, not " +
                      std::to_string(options.rank_sigma) + " and " +
                      std::to_string(options.rank_pairs));
+  if (!(options.rank_spread >= 0 && options.rank_spread <= 1))
+    throw InputError("the ranking loss's rank_spread is a share from 0 to 1, not " +
+                     std::to_string(options.rank_spread));
   const std::size_t width = learned_feature_names().size();
   // An excluded feature is missing in every row, so no split can gain from it.
   std::vector<bool> excluded(width, false);
