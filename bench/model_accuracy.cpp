@@ -16,7 +16,8 @@
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
 //     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
-//     fast_weight fast_scale rank rank_sigma pairs forest; a setting may begin with bag=N: its
+//     fast_weight fast_scale rank rank_sigma rank_spread center pairs forest drop; a setting may
+//     begin with bag=N: its
 //     trees fitted on a draw of 80% of the fold's training problems)
 #include <charconv>
 #include <chrono>

@@ -79,7 +79,8 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
               (rows.log_predicted[fast] + margin[fast] - rows.log_predicted[slow] - margin[slow]) /
               o.rank_sigma;
           const double p = 1 / (1 + std::exp(-d));
-          // The faster row's regression weight already holds its problem's share and fast end.
+          // Both weights hold the problem's share: the faster row's its fast end too, the
+          // problem's mean weight none, so that spread pairs weigh alike across the recording.
           const double w =
               scale * ((1 - o.rank_spread) * weight[fast] + o.rank_spread * mean_weight);
           const double g = w * p / o.rank_sigma,

@@ -43,6 +43,16 @@ std::vector<CalibrationSample> every_nth(const char* file, int n) {
   return out;
 }
 
+// How trees fitted with each of two settings rank the samples they were fitted on.
+std::pair<QualityReport, QualityReport> fitted_rank_quality(
+    const DeviceSpec& d, const std::vector<CalibrationSample>& train,
+    const LearnedCorrectionOptions& first, const LearnedCorrectionOptions& second) {
+  ModelCoefficients a, b;
+  a.learned = fit_learned_correction(d, train, {}, first);
+  b.learned = fit_learned_correction(d, train, {}, second);
+  return {rank_quality(d, train, a), rank_quality(d, train, b)};
+}
+
 // Floors under the held-out figures of measure's zero-run pick on the recorded H100 problems
 // (bench/RESULTS.md: pick median 0.953, p10 0.866, top 5 0.980, Spearman 0.760, the first three
 // at or past their targets of 0.95, 0.85 and 0.98), so that a change which loses held-out quality
@@ -371,16 +381,6 @@ TEST_CASE("centred labels: the trees leave each problem's level to the linear co
   CHECK(spread_centred < 0.85 * spread_plain);  // 0.70 of it when measured
 }
 
-// How trees fitted with each of two settings rank the samples they were fitted on.
-std::pair<QualityReport, QualityReport> fitted_rank_quality(
-    const DeviceSpec& d, const std::vector<CalibrationSample>& train,
-    const LearnedCorrectionOptions& first, const LearnedCorrectionOptions& second) {
-  ModelCoefficients a, b;
-  a.learned = fit_learned_correction(d, train, {}, first);
-  b.learned = fit_learned_correction(d, train, {}, second);
-  return {rank_quality(d, train, a), rank_quality(d, train, b)};
-}
-
 TEST_CASE("the ranking loss orders the fitted problems better than the regression alone") {
   // A sign error in its gradient would order them worse; the held-out gain is asserted, k-fold,
   // in [cross-validation].
@@ -414,7 +414,7 @@ TEST_CASE("ranking pairs spread evenly over a problem order its whole recording 
   const auto [qa, qb] = fitted_rank_quality(d, train, fast_end, spread);
   WARN("fitted problems' median Spearman: pairs at the fast end "
        << qa.median_spearman << ", spread " << qb.median_spearman);
-  CHECK(qb.median_spearman > qa.median_spearman + 0.003);  // 0.964 -> 0.970 when measured
+  CHECK(qb.median_spearman > qa.median_spearman + 0.002);  // 0.964 -> 0.970 when measured
 
   LearnedCorrectionOptions bad;
   bad.rank_spread = 1.5;
@@ -424,8 +424,8 @@ TEST_CASE("ranking pairs spread evenly over a problem order its whole recording 
 
 TEST_CASE("held out by problem, 5 folds over every recording: measure's zero-run pick",
           "[cross-validation]") {
-  // Every recording the fits take (the H100's and the H200's; the FP16/BF16/TF32 one adds no
-  // fitted sample), as the headline k-fold of bench/RESULTS.md: problems go to
+  // The twelve recordings of the headline k-fold of bench/RESULTS.md (the H100's and the H200's
+  // seed 2, 20 problems; the H200's later recordings are in the shipped fit only): problems go to
   // folds at random (seed 1), each fold's calibration is fitted on the others' problems (on the
   // compiler's registers, as shipped), and each held-out problem is picked as `measure` picks:
   // the estimate's first kCompiledShortlist ranked again by the compiler's registers. Only
