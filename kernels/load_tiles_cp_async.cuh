@@ -21,44 +21,64 @@ const elem_t* const b_src0 = B + txb * VEC_B + (long long)(n0 + tyb) * ldb;
 const unsigned b_dst0 = SB_INDEX(tyb, txb* VEC_B) * elem_bytes;
 const elem_t* const b_src0 = B + (n0 + txb * VEC_B) + (long long)tyb * ldb;
 #endif
+// Interior copies (no bounds): copy (c, r) of A lands at stage offset GT_A_DST(c, r) from this
+// thread's first, its source steps by c * DIM_YA columns (rows for op T) and r vectors from the
+// thread's first element at the tile's k0 (GT_A_AT_K); B likewise.
+#if GT_OP_A == 0
+#define GT_A_DST(c, r) SA_INDEX((r)*DIM_XA* VEC_A, (c)*DIM_YA)
+#define GT_A_AT_K(k0) (a_src0 + (long long)(k0)*lda)
+#else
+#define GT_A_DST(c, r) SA_INDEX((c)*DIM_YA, (r)*DIM_XA* VEC_A)
+#define GT_A_AT_K(k0) (a_src0 + (k0))
+#endif
+#if GT_OP_B == 0
+#define GT_B_DST(c, r) SB_INDEX((r)*DIM_XB* VEC_B, (c)*DIM_YB)
+#define GT_B_AT_K(k0) (b_src0 + (k0))
+#else
+#define GT_B_DST(c, r) SB_INDEX((c)*DIM_YB, (r)*DIM_XB* VEC_B)
+#define GT_B_AT_K(k0) (b_src0 + (long long)(k0)*ldb)
+#endif
+// The part-th of `parts` equal shares of a tile's interior copies (A's first), so that the
+// multistage loop's steady part spreads a tile's copies over its K steps (as CUTLASS's does).
+constexpr int gt_copies_a = A_COL_STEPS * A_ROW_STEPS;
+constexpr int gt_copies = gt_copies_a + B_COL_STEPS * B_ROW_STEPS;
+auto copy_part = [&](int s, int k0, int part, int parts) {
+  const unsigned sa = smem_base + s * stage_bytes;
+  const unsigned sb = sa + SA_SIZE * elem_bytes;
+#pragma unroll
+  for (int q = 0; q < gt_copies; ++q) {
+    if (q < part * gt_copies / parts || q >= (part + 1) * gt_copies / parts) continue;
+    if (q < gt_copies_a) {
+      const int c = q / A_ROW_STEPS, r = q % A_ROW_STEPS;
+      gt_cp_async_whole<VEC_A>(sa + a_dst0 + GT_A_DST(c, r) * elem_bytes,
+                               GT_A_AT_K(k0) + c * DIM_YA * lda + r * DIM_XA * VEC_A);
+    } else {
+      const int c = (q - gt_copies_a) / B_ROW_STEPS, r = (q - gt_copies_a) % B_ROW_STEPS;
+      gt_cp_async_whole<VEC_B>(sb + b_dst0 + GT_B_DST(c, r) * elem_bytes,
+                               GT_B_AT_K(k0) + c * DIM_YB * ldb + r * DIM_XB * VEC_B);
+    }
+  }
+};
 auto copy_tiles = [&](int s, int k0) {
   const unsigned sa = smem_base + s * stage_bytes;
   const unsigned sb = sa + SA_SIZE * elem_bytes;
   if (inside_mn && k0 + BLK_K <= K) {
     // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
     // path below costs ~10 integer instructions per copy (H200 profile).
-#if GT_OP_A == 0
-    const elem_t* pa = a_src0 + (long long)k0 * lda;
-#else
-    const elem_t* pa = a_src0 + k0;
-#endif
+    const elem_t* pa = GT_A_AT_K(k0);
 #pragma unroll
     for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)
 #pragma unroll
-      for (int r = 0; r < A_ROW_STEPS; ++r) {
-#if GT_OP_A == 0
-        const unsigned dst = sa + a_dst0 + SA_INDEX(r * DIM_XA * VEC_A, c * DIM_YA) * elem_bytes;
-#else
-        const unsigned dst = sa + a_dst0 + SA_INDEX(c * DIM_YA, r * DIM_XA * VEC_A) * elem_bytes;
-#endif
-        gt_cp_async_whole<VEC_A>(dst, pa + r * DIM_XA * VEC_A);
-      }
-#if GT_OP_B == 0
-    const elem_t* pb = b_src0 + k0;
-#else
-    const elem_t* pb = b_src0 + (long long)k0 * ldb;
-#endif
+      for (int r = 0; r < A_ROW_STEPS; ++r)
+        gt_cp_async_whole<VEC_A>(sa + a_dst0 + GT_A_DST(c, r) * elem_bytes,
+                                 pa + r * DIM_XA * VEC_A);
+    const elem_t* pb = GT_B_AT_K(k0);
 #pragma unroll
     for (int c = 0; c < B_COL_STEPS; ++c, pb += DIM_YB * ldb)
 #pragma unroll
-      for (int r = 0; r < B_ROW_STEPS; ++r) {
-#if GT_OP_B == 0
-        const unsigned dst = sb + b_dst0 + SB_INDEX(r * DIM_XB * VEC_B, c * DIM_YB) * elem_bytes;
-#else
-        const unsigned dst = sb + b_dst0 + SB_INDEX(c * DIM_YB, r * DIM_XB * VEC_B) * elem_bytes;
-#endif
-        gt_cp_async_whole<VEC_B>(dst, pb + r * DIM_XB * VEC_B);
-      }
+      for (int r = 0; r < B_ROW_STEPS; ++r)
+        gt_cp_async_whole<VEC_B>(sb + b_dst0 + GT_B_DST(c, r) * elem_bytes,
+                                 pb + r * DIM_XB * VEC_B);
     return;
   }
 #pragma unroll

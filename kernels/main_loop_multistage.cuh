@@ -20,40 +20,102 @@ for (int s = 0; s < STAGES - 1; ++s) {
 // blocks cover the barrier or the second set of fragments costs too many registers.
 constexpr int last_step = BLK_K / STEP_K - 1;
 constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
+// FP16, BF16 and TF32 interior blocks run their tiles but the last STAGES - 1 in a steady loop
+// (GT_TILE_STEADY(1)): every copy in it is whole and in bounds, so its body is one basic block
+// with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K) to branch around: ptxas then spreads
+// the copies among the products and keeps no registers for the checked path (226 instead of 250
+// for the FP16 256x128x64 tile; that is what leaves room for GT_STEP_AHEAD). Its copies are
+// issued in barrier_step + 1 parts, one per K step up to the barrier, and committed just before
+// the wait (as CUTLASS's multistage loop does), rather than as one burst of 12 per thread.
+constexpr int copy_parts = barrier_step + 1;
 gt_cp_async_wait<STAGES - 2>();
 __syncthreads();
 Fragments first;  // step 0 of the tile to come
 load_fragments(smem, smem + SA_SIZE, 0, first);
-for (int kt = 0; kt < k_tiles; ++kt) {
-  const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);
-  // Past the last tile this is a slot no copy writes any more; what is read from it goes unused.
-  const elem_t* sa_next = smem + ((kt + 1) % STAGES) * (SA_SIZE + SB_SIZE);
-  Fragments last;  // read before the barrier: after it, the copies of step kt + 1 refill sa
-  GT_FULL_UNROLL_K
-  for (int step = 0; step <= last_step; ++step) {
-    Fragments f;
-    if (step == 0)
-      f = first;
-    else if (step == last_step)
-      f = last;
-    else
-      load_fragments(sa, sa + SA_SIZE, step * STEP_K, f);
-    if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last);
-    if (step == last_step && last_step > 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
-    if (step == 0) {
-      // Into tile kt - 1's slot: every warp read it before the barrier of step kt - 1.
-      const int next = kt + STAGES - 1;
-      if (next < k_tiles) copy_tiles(next % STAGES, next * BLK_K);
-      gt_cp_async_commit();
-    }
-    multiply_fragments(f);
-    if (step == barrier_step) {
-      gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt + 1 have landed
-      __syncthreads();                 // everyone's have, and everyone has read tile kt
-      if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);
-    }
+// The copies of step `step` of tile kt: all of tile kt + STAGES - 1 at step 0 (checked, general
+// loop), or part `step` of it (steady loop), into tile kt - 1's slot: every warp read it before
+// the barrier of tile kt - 1. One group a tile, committed with its copies (general loop) or after
+// its last part (steady loop), before the tile's wait either way.
+#define GT_TILE_COPIES(STEADY)                                                         \
+  {                                                                                    \
+    const int next = kt + STAGES - 1;                                                  \
+    if (STEADY) {                                                                      \
+      if (step < copy_parts) copy_part(next % STAGES, next * BLK_K, step, copy_parts); \
+    } else if (step == 0 && next < k_tiles) {                                          \
+      copy_tiles(next % STAGES, next * BLK_K);                                         \
+    }                                                                                  \
+    if (step == (STEADY ? barrier_step : 0)) gt_cp_async_commit();                     \
   }
+#define GT_TILE_BARRIER()                                                            \
+  if (step == barrier_step) {                                                        \
+    gt_cp_async_wait<STAGES - 2>(); /* this thread's copies of tile kt + 1 landed */ \
+    __syncthreads();                /* everyone's have, everyone has read tile kt */ \
+    if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);        \
+  }
+// One tile, fragments read as sets: `first` (step 0, read after the previous tile's barrier),
+// `last` (read before this tile's barrier), the others at their own step.
+#define GT_TILE_SETS(STEADY)                                                                 \
+  {                                                                                          \
+    const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);                           \
+    /* Past the last tile, a slot no copy writes any more: what is read goes unused. */      \
+    const elem_t* sa_next = smem + ((kt + 1) % STAGES) * (SA_SIZE + SB_SIZE);                \
+    Fragments last;                                                                          \
+    GT_FULL_UNROLL_K                                                                         \
+    for (int step = 0; step <= last_step; ++step) {                                          \
+      Fragments f;                                                                           \
+      if (step == 0)                                                                         \
+        f = first;                                                                           \
+      else if (step == last_step)                                                            \
+        f = last;                                                                            \
+      else                                                                                   \
+        load_fragments(sa, sa + SA_SIZE, step * STEP_K, f);                                  \
+      if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last); \
+      if (step == last_step && last_step > 0)                                                \
+        load_fragments(sa_next, sa_next + SA_SIZE, 0, first);                                \
+      GT_TILE_COPIES(STEADY)                                                                 \
+      multiply_fragments(f);                                                                 \
+      GT_TILE_BARRIER()                                                                      \
+    }                                                                                        \
+  }
+#if GT_STEP_AHEAD
+// One tile, fragments read a K step ahead (warp_mma.cuh): B of step + 1 into registers of its
+// own before the products of step, each A row pair of step + 1 in place right after its
+// products. Step last_step - 1 reads step last_step before the barrier, step last_step the next
+// tile's step 0 after it, as the sets above. `first` carries the step's fragments.
+#define GT_TILE_AHEAD(STEADY)                                                             \
+  {                                                                                       \
+    const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);                        \
+    const elem_t* sa_next = smem + ((kt + 1) % STAGES) * (SA_SIZE + SB_SIZE);             \
+    GT_FULL_UNROLL_K                                                                      \
+    for (int step = 0; step <= last_step; ++step) {                                       \
+      const elem_t* ns = step == last_step ? sa_next : sa;                                \
+      const int nk = step == last_step ? 0 : (step + 1) * STEP_K;                         \
+      unsigned nb[THR_N / 2][MMA_WORDS];                                                  \
+      load_b_ahead(ns + SA_SIZE, nk, nb);                                                 \
+      GT_TILE_COPIES(STEADY)                                                              \
+      multiply_ahead(first, ns, nk);                                                      \
+      _Pragma("unroll") for (int j = 0; j < THR_N / 2; ++j)                               \
+          _Pragma("unroll") for (int w = 0; w < MMA_WORDS; ++w) first.b[j][w] = nb[j][w]; \
+      GT_TILE_BARRIER()                                                                   \
+    }                                                                                     \
+  }
+#define GT_TILE_STEADY GT_TILE_AHEAD
+#else
+#define GT_TILE_STEADY GT_TILE_SETS
+#endif
+// FP16, BF16 and TF32 only: the SIMT S 128x128x16 kernel took 2 registers more (128 -> 130, past
+// the 2-blocks-per-SM limit), and the FP64 kernels keep the code their recordings measured.
+#define GT_STEADY_LOOP GT_REDUCED
+int kt = 0;
+#if GT_STEADY_LOOP
+if (inside_mn) {
+  const int steady_end = K / BLK_K - (STAGES - 1);
+  for (; kt < steady_end; ++kt) GT_TILE_STEADY(1)
 }
+#endif
+// The general loop keeps the fragment sets: with the checked copies, the step-ahead B
+// registers spill (255 registers, 12 bytes).
+for (; kt < k_tiles; ++kt) GT_TILE_SETS(0)
 #else
 for (int kt = 0; kt < k_tiles; ++kt) {
   gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed

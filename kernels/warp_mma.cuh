@@ -9,6 +9,14 @@
 #define WARP_COL0 ((warp / WARPS_X) * THR_N * 4)
 #define ROW_OF(i) (WARP_ROW0 + (i)*8 + lane / 4)
 #define COL_OF(j) (WARP_COL0 + ((j) / 2) * 8 + (lane % 4) * 2 + (j) % 2)
+// Column tile of the jj-th product of row tile i: odd row pairs walk the columns backwards
+// (CUTLASS's serpentine), so consecutive products share an A or a B fragment (.reuse). FP16,
+// BF16 and TF32 only: the FP64 kernels keep the order their recordings were measured with.
+#if GT_REDUCED
+#define GT_SERPENTINE(i, jj) (((i) / GT_MMA_ROWS) % 2 ? THR_N / 2 - 1 - (jj) : (jj))
+#else
+#define GT_SERPENTINE(i, jj) (jj)
+#endif
 // k of one step of the K loop: one mma.
 #define STEP_K MMA_K
 // The fragments of one mma step: per lane, the MMA_Q values of k of each A row tile and each
@@ -73,6 +81,33 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
 #pragma unroll
     for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(f.b[j][w]);
 };
+// Step-ahead reads (GT_STEP_AHEAD, main_loop_multistage.cuh): one x4 per A row pair (MMA_WORDS
+// 2: tiles 2p, 2p + 1, both words) and all of B into registers of their own. Needs two K steps
+// a tile (the barrier sits between the last two).
+#if MMA_WORDS == 2 && CROSS_BARRIER && BLK_K >= 2 * STEP_K
+#define GT_STEP_AHEAD 1
+auto load_a_pair = [&](const elem_t* sa, int kk, Fragments& f, int p) {
+  const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
+  const int t0 = 2 * p;
+  gt_ldmatrix_x4(f.a[t0 + GT_LDM_A_TILE(0)][GT_LDM_A_WORD(0)],
+                 f.a[t0 + GT_LDM_A_TILE(1)][GT_LDM_A_WORD(1)],
+                 f.a[t0 + GT_LDM_A_TILE(2)][GT_LDM_A_WORD(2)],
+                 f.a[t0 + GT_LDM_A_TILE(3)][GT_LDM_A_WORD(3)], GT_LDM_A_AT(t0, 0));
+#pragma unroll
+  for (int w = 0; w < MMA_WORDS; ++w) {
+    gt_round_tf32(f.a[t0][w]);
+    gt_round_tf32(f.a[t0 + 1][w]);
+  }
+};
+auto load_b_ahead = [&](const elem_t* sb, int kk, unsigned (&b)[THR_N / 2][MMA_WORDS]) {
+  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
+  GT_LDM_ALL(b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
+#pragma unroll
+  for (int j = 0; j < THR_N / 2; ++j)
+#pragma unroll
+    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(b[j][w]);
+};
+#endif
 #else
 auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
   const int k_lane = kk + (lane % 4) * MMA_Q;
@@ -162,6 +197,26 @@ auto multiply_fragments = [&](const Fragments& f) {
 #pragma unroll
   for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
 #pragma unroll
-    for (int j = 0; j < THR_N / 2; ++j) GT_MMA_TILE(, f.a, f.b);
+    for (int jj = 0; jj < THR_N / 2; ++jj) {
+      const int j = GT_SERPENTINE(i, jj);
+      GT_MMA_TILE(, f.a, f.b);
+    }
 #endif
 };
+#if GT_STEP_AHEAD
+// The products of f, each row pair's followed by the read of the same row pair of the next
+// step (shared tile ns at k offset nk) into f: an A row pair is dead after its THR_N / 2
+// products, so the next step's A needs no registers of its own; its B does (load_b_ahead,
+// read before the products, THR_N / 2 * MMA_WORDS registers).
+auto multiply_ahead = [&](Fragments& f, const elem_t* ns, int nk) {
+#pragma unroll
+  for (int i = 0; i < THR_M; i += GT_MMA_ROWS) {
+#pragma unroll
+    for (int jj = 0; jj < THR_N / 2; ++jj) {
+      const int j = GT_SERPENTINE(i, jj);
+      GT_MMA_TILE(, f.a, f.b);
+    }
+    load_a_pair(ns, nk, f, i / GT_MMA_ROWS);
+  }
+};
+#endif

@@ -330,6 +330,58 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
   CHECK(checked >= 100);
 }
 
+// Whether the kernel runs its interior blocks' steady loop with fragments read a K step ahead
+// (main_loop_multistage.cuh, warp_mma.cuh): ldmatrix, cp.async across the barrier, two 32-bit
+// words per fragment (m16n8k16 for FP16 and BF16, m16n8k8 for TF32) and two K steps a tile.
+template <Precision P>
+int steps_ahead(const KernelConfig& c) {
+  const int mma_k = c.mma == 4 ? 16 : c.mma == 3 ? 8 : 4;
+  const bool two_words = P == Precision::T ? c.mma == 3 : c.mma == 4;
+  return fragments_by_ldmatrix(c, P) && c.fragments_cross_barrier() && two_words &&
+                 c.blk_k >= 2 * mma_k
+             ? 1
+             : 0;
+}
+
+TEST_CASE("gpu: the steady main loop and the interior C store agree with the FP64 reference",
+          "[gpu]") {
+  const DeviceSpec& d = session().device();
+  if (d.fp16_mma_per_sm == 0) {
+    WARN("no FP16 tensor cores on " + d.name + ": nothing to check");
+    return;
+  }
+  std::vector<CompileJob> jobs;
+  std::vector<std::vector<Problem>> problems_of_job;
+  for (Precision pr : {Precision::H, Precision::B, Precision::T}) {
+    // Interior and edge blocks, K tiles run steady then checked with a ragged last one, beta 1;
+    // padded leading dimensions, a batch and beta 0.5 with every block interior; one steady tile.
+    const std::vector<Problem> problems = {make(pr, Op::T, Op::N, 1000, 600, 1000, 0, 1, 1.0),
+                                           make(pr, Op::T, Op::N, 512, 256, 512, 8, 2, 0.5),
+                                           make(pr, Op::T, Op::N, 300, 200, 200)};
+    SpaceDomain domain;
+    domain.split_k = {0};
+    domain.async_copy = {1};
+    domain.unroll = {0};
+    std::vector<KernelConfig> candidates;
+    if (pr != Precision::T)  // the FP16 4096^3 winner's tiles, both pipeline depths
+      for (const char* id : {"BM256_BN128_BK64_DX32_DY8_DXA8_DYA32_DXB8_DYB32_VA8_VB8_LA0_LB0_PD8_"
+                             "PF0_ST3_UR0_RS8_VS1_ED0_MM4_AC1",
+                             "BM256_BN128_BK64_DX32_DY8_DXA8_DYA32_DXB8_DYB32_VA8_VB8_LA0_LB0_PD8_"
+                             "PF0_ST4_UR0_RS8_VS1_ED0_MM4_AC1"})
+        candidates.push_back(KernelConfig::parse(id));
+    const auto space = pruned_space(make(pr, Op::T, Op::N, 1024, 1024, 1024), d, domain);
+    for (size_t i = 0; i < 4000 && !space.empty(); ++i)
+      candidates.push_back(space[(i * 7919) % space.size()]);
+    const auto picked = pick_valid_for_all(
+        candidates, problems, {0, 4},
+        pr == Precision::T ? steps_ahead<Precision::T> : steps_ahead<Precision::H>, jobs,
+        problems_of_job);
+    INFO(to_char(pr));
+    CHECK(picked[1] == 4);
+  }
+  CHECK(check_against_reference(jobs, problems_of_job) == 36);
+}
+
 TEST_CASE("gpu: the cuBLAS reference, opened on first use, agrees with FP64 and is timed",
           "[gpu]") {
   TimingOptions quick;
