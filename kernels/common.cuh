@@ -84,6 +84,9 @@ typedef elem_t out_t;  // C's element: the inputs' own
 #if CROSS_BARRIER && !ASYNC_COPY
 #error "CROSS_BARRIER needs ASYNC_COPY"
 #endif
+#if ASYNC_COPY && STAGES < 2
+#error "ASYNC_COPY needs STAGES >= 2: a tile's copies land while the one before it computes"
+#endif
 #ifndef VEC_C
 #define VEC_C 0
 #endif

@@ -1,9 +1,10 @@
 // The cp.async main loop's tile phase, in the kernel's body: copy_tiles (load tile: global ->
-// shared). Before the warp tile: after it, split-K and variable-batch kernels compile to other
-// SASS. Load tile: global -> shared stage s for the K step at k0. A vector copy lands VEC
-// contiguous elements in stored order; a one-element copy may transpose (the constraints allow only
-// those layouts). Addresses: stage s's shared base, plus this thread's first copy (computed once),
-// plus a compile-time offset per copy; the source steps from this thread's first element at k = 0.
+// shared) and copy_part (a share of an interior tile's copies, for the steady loop). Before the
+// warp tile: after it, split-K and variable-batch kernels compile to other SASS. Load tile: global
+// -> shared stage s for the K step at k0. A vector copy lands VEC contiguous elements in stored
+// order; a one-element copy may transpose (the constraints allow only those layouts). Addresses:
+// stage s's shared base, plus this thread's first copy (computed once), plus a compile-time offset
+// per copy; the source steps from this thread's first element at k = 0.
 constexpr unsigned elem_bytes = sizeof(elem_t);
 constexpr unsigned stage_bytes = (SA_SIZE + SB_SIZE) * elem_bytes;
 const unsigned smem_base = gt_shared_address(smem);

@@ -20,13 +20,14 @@ for (int s = 0; s < STAGES - 1; ++s) {
 // blocks cover the barrier or the second set of fragments costs too many registers.
 constexpr int last_step = BLK_K / STEP_K - 1;
 constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
-// FP16, BF16 and TF32 interior blocks run their tiles but the last STAGES - 1 in a steady loop
-// (GT_TILE_STEADY(1)): every copy in it is whole and in bounds, so its body is one basic block
-// with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K) to branch around: ptxas then spreads
-// the copies among the products and keeps no registers for the checked path (226 instead of 250
-// for the FP16 256x128x64 tile; that is what leaves room for GT_STEP_AHEAD). Its copies are
-// issued in barrier_step + 1 parts, one per K step up to the barrier, and committed just before
-// the wait (as CUTLASS's multistage loop does), rather than as one burst of 12 per thread.
+// FP16, BF16 and TF32 interior blocks run their K tiles in a steady loop (GT_TILE_STEADY(1)), all
+// but the last STAGES - 1 whole tiles and a ragged last one: every copy in it is whole and in
+// bounds, so its body is one basic block with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K)
+// to branch around: ptxas then spreads the copies among the products and keeps no registers for
+// the checked path (226 instead of 250 for the FP16 256x128x64 tile; that is what leaves room for
+// GT_STEP_AHEAD). Its copies are issued in barrier_step + 1 parts, one per K step up to the
+// barrier, and committed before the wait (as CUTLASS's multistage loop does), rather than as one
+// burst of 12 per thread.
 constexpr int copy_parts = barrier_step + 1;
 gt_cp_async_wait<STAGES - 2>();
 __syncthreads();
