@@ -92,7 +92,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       const elem_t* ns = step == last_step ? sa_next : sa;                                \
       const int nk = step == last_step ? 0 : (step + 1) * STEP_K;                         \
       unsigned nb[THR_N / 2][MMA_WORDS];                                                  \
-      load_b_ahead(ns + SA_SIZE, nk, nb);                                                 \
+      load_b_fragments(ns + SA_SIZE, nk, nb);                                             \
       GT_TILE_COPIES(STEADY)                                                              \
       multiply_ahead(first, ns, nk);                                                      \
       _Pragma("unroll") for (int j = 0; j < THR_N / 2; ++j)                               \

@@ -67,23 +67,28 @@ const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2),
       gt_ldmatrix_x1(F[t0][0], X##_AT(t0, 2));                                           \
     }                                                                                    \
   }
+// B's fragments of the mma step at kk from the shared tile sb, into b (a step's own, or the next
+// step's registers under GT_STEP_AHEAD).
+auto load_b_fragments = [&](const elem_t* sb, int kk, unsigned (&b)[THR_N / 2][MMA_WORDS]) {
+  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
+  GT_LDM_ALL(b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
+#pragma unroll
+  for (int j = 0; j < THR_N / 2; ++j)
+#pragma unroll
+    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(b[j][w]);
+};
 auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
   const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
-  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
   GT_LDM_ALL(f.a, GT_LDM_A, THR_M * MMA_WORDS);
-  GT_LDM_ALL(f.b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
 #pragma unroll
   for (int i = 0; i < THR_M; ++i)
 #pragma unroll
     for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(f.a[i][w]);
-#pragma unroll
-  for (int j = 0; j < THR_N / 2; ++j)
-#pragma unroll
-    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(f.b[j][w]);
+  load_b_fragments(sb, kk, f.b);
 };
 // Step-ahead reads (GT_STEP_AHEAD, main_loop_multistage.cuh): one x4 per A row pair (MMA_WORDS
-// 2: tiles 2p, 2p + 1, both words) and all of B into registers of their own. Needs two K steps
-// a tile (the barrier sits between the last two).
+// 2: tiles 2p, 2p + 1, both words), and all of B by load_b_fragments into registers of their
+// own. Needs two K steps a tile (the barrier sits between the last two).
 #if MMA_WORDS == 2 && CROSS_BARRIER && BLK_K >= 2 * STEP_K
 #define GT_STEP_AHEAD 1
 auto load_a_pair = [&](const elem_t* sa, int kk, Fragments& f, int p) {
@@ -98,14 +103,6 @@ auto load_a_pair = [&](const elem_t* sa, int kk, Fragments& f, int p) {
     gt_round_tf32(f.a[t0][w]);
     gt_round_tf32(f.a[t0 + 1][w]);
   }
-};
-auto load_b_ahead = [&](const elem_t* sb, int kk, unsigned (&b)[THR_N / 2][MMA_WORDS]) {
-  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
-  GT_LDM_ALL(b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
-#pragma unroll
-  for (int j = 0; j < THR_N / 2; ++j)
-#pragma unroll
-    for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(b[j][w]);
 };
 #endif
 #else
@@ -162,6 +159,16 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
   }
 };
 #endif
+#if !GT_COMPLEX
+// The products of row tile i (and i + 1 for the m16 shapes) with every column tile of f.
+auto multiply_row_pair = [&](const Fragments& f, int i) {
+#pragma unroll
+  for (int jj = 0; jj < THR_N / 2; ++jj) {
+    const int j = GT_SERPENTINE(i, jj);
+    GT_MMA_TILE(, f.a, f.b);
+  }
+};
+#endif
 auto multiply_fragments = [&](const Fragments& f) {
 #if GT_COMPLEX
   const elem_t(&a)[THR_M][MMA_Q] = f.a;
@@ -195,27 +202,18 @@ auto multiply_fragments = [&](const Fragments& f) {
     }
 #else
 #pragma unroll
-  for (int i = 0; i < THR_M; i += GT_MMA_ROWS)
-#pragma unroll
-    for (int jj = 0; jj < THR_N / 2; ++jj) {
-      const int j = GT_SERPENTINE(i, jj);
-      GT_MMA_TILE(, f.a, f.b);
-    }
+  for (int i = 0; i < THR_M; i += GT_MMA_ROWS) multiply_row_pair(f, i);
 #endif
 };
 #if GT_STEP_AHEAD
 // The products of f, each row pair's followed by the read of the same row pair of the next
 // step (shared tile ns at k offset nk) into f: an A row pair is dead after its THR_N / 2
-// products, so the next step's A needs no registers of its own; its B does (load_b_ahead,
+// products, so the next step's A needs no registers of its own; its B does (load_b_fragments,
 // read before the products, THR_N / 2 * MMA_WORDS registers).
 auto multiply_ahead = [&](Fragments& f, const elem_t* ns, int nk) {
 #pragma unroll
   for (int i = 0; i < THR_M; i += GT_MMA_ROWS) {
-#pragma unroll
-    for (int jj = 0; jj < THR_N / 2; ++jj) {
-      const int j = GT_SERPENTINE(i, jj);
-      GT_MMA_TILE(, f.a, f.b);
-    }
+    multiply_row_pair(f, i);
     load_a_pair(ns, nk, f, i / GT_MMA_ROWS);
   }
 };
