@@ -304,13 +304,14 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       o.rank_pairs = int(v);
     } else if (key == "forest") {
       o.parallel_trees = int(v);
-
+    } else if (key == "family") {
+      o.by_family = v != 0;
     } else if (reals.count(key)) {
       *reals.at(key) = v;
     } else {
       throw InputError("--learned: unknown setting '" + key +
                        "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma rank_spread center pairs forest drop)");
+                       "rank rank_sigma rank_spread center pairs forest family drop)");
     }
   }
   return o;
@@ -340,7 +341,7 @@ std::vector<ModelCoefficients> fit_fold_settings(const DeviceSpec& device,
         if (std::hash<std::string>{}(draw + "/" + sample_key(s)) % 1000 < 800) subset.push_back(s);
       rows = &subset;
     }
-    fitted[v].learned = fit_learned_correction(device, *rows, base, parse_learned(spec));
+    fit_learned_trees(device, *rows, fitted[v], parse_learned(spec));
   }
   return fitted;
 }

@@ -123,8 +123,12 @@ std::string correction_note(const CalibrationResult& r, const CalibrationOptions
     return "log-time correction refitted on " + std::to_string(r.correction_samples) +
            " measurements of " + std::to_string(r.problems) + " problems" +
            (r.samples > r.correction_samples
-                ? " (the trees on " + std::to_string(r.samples - r.correction_samples) +
-                      " FP16, BF16 and TF32 ones too)"
+                ? (r.coefficients.learned_reduced.empty() ? " (the trees on "
+                                                          : " (the trees on them; ") +
+                      std::to_string(r.samples - r.correction_samples) +
+                      (r.coefficients.learned_reduced.empty()
+                           ? " FP16, BF16 and TF32 ones too)"
+                           : " FP16, BF16 and TF32 ones have their own, fitted on all)")
                 : "");
   return "log-time correction " +
          std::string(r.coefficients.correction.empty() ? "not fitted" : "kept from the start") +

@@ -52,8 +52,9 @@ struct Objective {
   const DeviceSpec& device;
   const std::vector<CalibrationSample>& samples;
   Array lower, upper;
-  LogTimeCorrection held;     // the correction the coefficients are fitted under
-  TreeEnsemble held_learned;  // and the trees fitted after it (kept together, never apart)
+  LogTimeCorrection held;             // the correction the coefficients are fitted under
+  TreeEnsemble held_learned;          // and the trees fitted after it (kept together, never apart)
+  TreeEnsemble held_learned_reduced;  // with the FP16, BF16 and TF32 problems' own
   int evaluations = 0;
 
   // The optimizer works on [0, 1] per coefficient so that one step means as much for a
@@ -64,6 +65,7 @@ struct Objective {
     ModelCoefficients k = from_array(v);
     k.correction = held;
     k.learned = held_learned;
+    k.learned_reduced = held_learned_reduced;
     return k;
   }
   static double call(const std::vector<double>& x, std::vector<double>&, void* self) {
@@ -105,7 +107,8 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
                       coefficient_lower_bounds(),
                       coefficient_upper_bounds(),
                       refit ? LogTimeCorrection{} : start.correction,
-                      refit ? TreeEnsemble{} : start.learned};
+                      refit ? TreeEnsemble{} : start.learned,
+                      refit ? TreeEnsemble{} : start.learned_reduced};
   std::vector<double> x(kCoefficientCount);
   const Array s0 = to_array(start);
   for (size_t i = 0; i < x.size(); ++i)
@@ -163,10 +166,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   r.problems = described_problems.size();
   if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
   // Without a refit the start's trees stay, fitted under (Objective::at) as its correction is.
-  if (refit)
-    r.coefficients.learned = options.fit_learned
-                                 ? fit_learned_correction(device, samples, r.coefficients)
-                                 : TreeEnsemble{};
+  if (refit && options.fit_learned) fit_learned_trees(device, samples, r.coefficients);
   r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -176,7 +176,7 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
 ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<CalibrationSample>& train) {
   ModelCoefficients k = calibrate(device, train, {}, fold_fit_options()).coefficients;
   k.correction = fit_log_time_correction(device, train, k);
-  k.learned = fit_learned_correction(device, train, k);
+  fit_learned_trees(device, train, k);
   return k;
 }
 

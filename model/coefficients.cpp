@@ -37,6 +37,7 @@ constexpr std::array<CoefficientInfo, kCoefficientCount> kInfo{{
 constexpr const char* kCorrectionKey = "log_time_correction";
 constexpr const char* kVersionKey = "model_version";
 constexpr const char* kLearnedKey = "learned_correction";
+constexpr const char* kLearnedReducedKey = "learned_correction_fp16_bf16_tf32";
 
 double finite_number(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
@@ -166,6 +167,7 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   }
   // XGBoost's model as one compact string: indented, its node arrays would triple the file.
   if (!k.learned.empty()) j[kLearnedKey] = k.learned.json;
+  if (!k.learned_reduced.empty()) j[kLearnedReducedKey] = k.learned_reduced.json;
   return j.dump(2);
 }
 
@@ -194,9 +196,9 @@ ModelCoefficients coefficients_from_json(const std::string& text, const std::str
       }
       continue;
     }
-    if (name == kLearnedKey) {
-      k.learned = TreeEnsemble::from_xgboost_json(value.is_string() ? value.get<std::string>()
-                                                                    : value.dump());
+    if (name == kLearnedKey || name == kLearnedReducedKey) {
+      (name == kLearnedKey ? k.learned : k.learned_reduced) = TreeEnsemble::from_xgboost_json(
+          value.is_string() ? value.get<std::string>() : value.dump());
       continue;
     }
     const auto it = std::find_if(kInfo.begin(), kInfo.end(),

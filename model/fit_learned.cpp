@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 
 #include "model/model.hpp"
 
@@ -105,12 +106,30 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
       TreeEnsemble::compact_xgboost_json(fit_learned_model_json(device, samples, base, options)));
 }
 
+void fit_learned_trees(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                       ModelCoefficients& k, const LearnedCorrectionOptions& options) {
+  k.learned = k.learned_reduced = {};
+  std::vector<CalibrationSample> others;
+  std::set<std::string> reduced_problems, other_problems;
+  for (const auto& s : samples) {
+    const bool r = is_reduced(s.problem.precision);
+    if (!r) others.push_back(s);
+    if (s.time_s > 0) (r ? reduced_problems : other_problems).insert(sample_key(s));
+  }
+  if (!options.by_family || reduced_problems.size() < 2 || other_problems.size() < 2) {
+    k.learned = fit_learned_correction(device, samples, k, options);
+    return;
+  }
+  k.learned = fit_learned_correction(device, others, k, options);
+  k.learned_reduced = fit_learned_correction(device, samples, k, options);
+}
+
 std::string fit_learned_model_json(const DeviceSpec& device,
                                    const std::vector<CalibrationSample>& samples,
                                    const ModelCoefficients& base,
                                    const LearnedCorrectionOptions& options) {
   ModelCoefficients plain = base;
-  plain.learned = {};
+  plain.learned = plain.learned_reduced = {};
   std::map<std::string, double> best;
   std::map<std::string, int> count;
   for (const auto& s : samples) {

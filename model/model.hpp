@@ -196,6 +196,14 @@ struct ModelCoefficients {
   double store_bytes_per_clock_sm = 16;  // L1 -> L2 sector traffic of the C stores (and loads)
   LogTimeCorrection correction;          // fitted on measurements; not one of the 13 below
   TreeEnsemble learned;                  // fitted after the correction, on what it leaves
+  // The FP16, BF16 and TF32 problems' own trees, fitted on every precision's samples, with
+  // `learned` then on the S, D, C and Z samples alone (LearnedCorrectionOptions::by_family).
+  // Empty: `learned` ranks every precision.
+  TreeEnsemble learned_reduced;
+  // The trees that correct a problem of this precision.
+  const TreeEnsemble& trees_for(Precision p) const {
+    return is_reduced(p) && !learned_reduced.empty() ? learned_reduced : learned;
+  }
   bool operator==(const ModelCoefficients&) const = default;
 };
 
@@ -454,6 +462,11 @@ struct LearnedCorrectionOptions {
   int rank_pairs = 16;
   // Features the trees may not split on (names of learned_feature_names()).
   std::vector<std::string> excluded_features;
+  // fit_learned_trees: the S, D, C and Z problems' trees fitted without the FP16, BF16 and TF32
+  // samples, which keep trees of their own. Held out by problem it ranked a little better (pick
+  // median 0.949 -> 0.954 over 186 problems), but the H200 calibration fitted so picked worse on
+  // 15 problems recorded nowhere (median 0.947 -> 0.916 of a 60 s tune; bench/RESULTS.md): off.
+  bool by_family = false;
 };
 // XGBoost regression trees on log(measured / predicted by base without its learned part), in
 // the compact form that calibrations keep. Throws InputError with fewer than 2 problems.
@@ -461,6 +474,12 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
                                     const std::vector<CalibrationSample>& samples,
                                     const ModelCoefficients& base,
                                     const LearnedCorrectionOptions& options = {});
+// Replaces k's trees with ones fitted on what k without them leaves: with options.by_family and 2
+// or more problems both of FP16, BF16 or TF32 and of the other precisions, learned_reduced on all
+// the samples and learned on those of S, D, C and Z; otherwise learned on all and learned_reduced
+// empty. Throws InputError with fewer than 2 problems.
+void fit_learned_trees(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
+                       ModelCoefficients& k, const LearnedCorrectionOptions& options = {});
 // The same fit as XGBoost's whole JSON model (which XGBoost itself can load).
 std::string fit_learned_model_json(const DeviceSpec& device,
                                    const std::vector<CalibrationSample>& samples,

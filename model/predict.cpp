@@ -247,7 +247,8 @@ Prediction predict(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
     r.correction = std::exp(std::clamp(log_factor, -kCorrectionLogBound, kCorrectionLogBound));
     r.time_s *= r.correction;
   }
-  if (!k.learned.empty()) apply_learned_correction(p, c, k.learned, r);
+  if (const TreeEnsemble& trees = k.trees_for(p.precision); !trees.empty())
+    apply_learned_correction(p, c, trees, r);
   r.gflops = p.flops() / r.time_s * 1e-9;
   if (r.t_launch > body) {
     r.limit = TimeLimit::Launch;

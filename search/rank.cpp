@@ -49,8 +49,8 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
   // will do: a configuration slower than its slowest has top_k faster ones, so it cannot be in
   // the merged top whichever worker walks it.
   ModelCoefficients before_trees = coefficients;
-  before_trees.learned = {};
-  const TreeEnsemble& trees = coefficients.learned;
+  before_trees.learned = before_trees.learned_reduced = {};
+  const TreeEnsemble& trees = coefficients.trees_for(problem.precision);
   const LearnedBounds bounds = learned_bounds(trees, problem);
   std::atomic<double> least_full_slowest{std::numeric_limits<double>::infinity()};
   const auto ceiling = [&](const Best& b) {

@@ -185,6 +185,63 @@ TEST_CASE("the tree ensemble predicts what XGBoost predicts, and round-trips thr
   CHECK(a.correction != 1.0);
 }
 
+TEST_CASE("FP16, BF16 and TF32 problems get trees of their own; the others' leave them out") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const auto classic = every_nth("h100_sweeps.csv", 7);
+  const auto reduced = every_nth("h100_reduced_seed12.csv.gz", 7);
+  std::vector<CalibrationSample> both = classic;
+  both.insert(both.end(), reduced.begin(), reduced.end());
+  LearnedCorrectionOptions o;
+  o.rounds = 20;
+  o.by_family = true;
+  ModelCoefficients k;
+  fit_learned_trees(d, both, k, o);
+  // The S, D, C and Z trees are what their samples alone fit, the family's what all samples fit
+  // (XGBoost is deterministic on one machine).
+  CHECK(k.learned == fit_learned_correction(d, classic, {}, o));
+  CHECK(k.learned_reduced == fit_learned_correction(d, both, {}, o));
+  CHECK_FALSE(k.learned == k.learned_reduced);
+  // A problem is corrected by its own group's trees, in predict() and in the ranking's walk.
+  ModelCoefficients classic_only, reduced_only;
+  classic_only.learned = k.learned;
+  reduced_only.learned = k.learned_reduced;
+  const CalibrationSample &h = reduced.front(), &s = classic.front();
+  CHECK(&k.trees_for(h.problem.precision) == &k.learned_reduced);
+  CHECK(&k.trees_for(s.problem.precision) == &k.learned);
+  CHECK(predict(h.problem, d, h.config, k).time_s ==
+        predict(h.problem, d, h.config, reduced_only).time_s);
+  CHECK(predict(h.problem, d, h.config, k).time_s !=
+        predict(h.problem, d, h.config, classic_only).time_s);
+  CHECK(predict(s.problem, d, s.config, k).time_s ==
+        predict(s.problem, d, s.config, classic_only).time_s);
+  const Ranking mine = rank_space(h.problem, d, 10, k),
+                alone = rank_space(h.problem, d, 10, reduced_only);
+  REQUIRE(mine.top.size() == 10);
+  for (std::size_t i = 0; i < mine.top.size(); ++i)
+    CHECK(mine.top[i].config.id() == alone.top[i].config.id());
+  // Both kept by a calibration file.
+  const ModelCoefficients back = coefficients_from_json(coefficients_to_json(k));
+  CHECK(back == k);
+  CHECK_THAT(coefficients_to_json(k), Catch::Contains("learned_correction_fp16_bf16_tf32"));
+
+  // One ensemble for all by default, or when a group has fewer than 2 problems.
+  o.by_family = LearnedCorrectionOptions{}.by_family;
+  REQUIRE_FALSE(o.by_family);
+  ModelCoefficients shared;
+  fit_learned_trees(d, both, shared, o);
+  CHECK(shared.learned_reduced.empty());
+  CHECK(shared.learned == fit_learned_correction(d, both, {}, o));
+  CHECK(&shared.trees_for(h.problem.precision) == &shared.learned);
+  o.by_family = true;
+  std::vector<CalibrationSample> one_reduced = classic;
+  for (const auto& r : reduced)
+    if (r.problem.shape_id() == h.problem.shape_id()) one_reduced.push_back(r);
+  ModelCoefficients few = k;
+  fit_learned_trees(d, one_reduced, few, o);
+  CHECK(few.learned_reduced.empty());
+  CHECK(few.learned == fit_learned_correction(d, one_reduced, {}, o));
+}
+
 TEST_CASE("ranking with the trees skips only what cannot enter the top: the same list") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   ModelCoefficients k;
