@@ -119,17 +119,16 @@ void add_domain_option(CLI::App& app, std::string& domain) {
 }
 
 std::string correction_note(const CalibrationResult& r, const CalibrationOptions& options) {
-  if (r.correction_refitted)
+  if (r.correction_refitted) {
+    const std::string family =
+        std::to_string(r.samples - r.correction_samples) + " FP16, BF16 and TF32 ones";
     return "log-time correction refitted on " + std::to_string(r.correction_samples) +
            " measurements of " + std::to_string(r.problems) + " problems" +
-           (r.samples > r.correction_samples
-                ? (r.coefficients.learned_reduced.empty() ? " (the trees on "
-                                                          : " (the trees on them; ") +
-                      std::to_string(r.samples - r.correction_samples) +
-                      (r.coefficients.learned_reduced.empty()
-                           ? " FP16, BF16 and TF32 ones too)"
-                           : " FP16, BF16 and TF32 ones have their own, fitted on all)")
-                : "");
+           (r.samples == r.correction_samples ? ""
+            : r.coefficients.learned_reduced.empty()
+                ? " (the trees on " + family + " too)"
+                : " (the trees on them; " + family + " have their own, fitted on all)");
+  }
   return "log-time correction " +
          std::string(r.coefficients.correction.empty() ? "not fitted" : "kept from the start") +
          ": " + std::to_string(r.correction_samples) + " measurements of " +

@@ -52,9 +52,9 @@ struct Objective {
   const DeviceSpec& device;
   const std::vector<CalibrationSample>& samples;
   Array lower, upper;
-  LogTimeCorrection held;             // the correction the coefficients are fitted under
-  TreeEnsemble held_learned;          // and the trees fitted after it (kept together, never apart)
-  TreeEnsemble held_learned_reduced;  // with the FP16, BF16 and TF32 problems' own
+  // The correction the coefficients are fitted under and the trees fitted after it (kept
+  // together, never apart); its scalar coefficients are not read.
+  ModelCoefficients held;
   int evaluations = 0;
 
   // The optimizer works on [0, 1] per coefficient so that one step means as much for a
@@ -63,9 +63,9 @@ struct Objective {
     Array v{};
     for (size_t i = 0; i < v.size(); ++i) v[i] = lower[i] + unit[i] * (upper[i] - lower[i]);
     ModelCoefficients k = from_array(v);
-    k.correction = held;
-    k.learned = held_learned;
-    k.learned_reduced = held_learned_reduced;
+    k.correction = held.correction;
+    k.learned = held.learned;
+    k.learned_reduced = held.learned_reduced;
     return k;
   }
   static double call(const std::vector<double>& x, std::vector<double>&, void* self) {
@@ -102,13 +102,8 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   const bool refit = options.fit_correction &&
                      described >= std::size_t(options.min_correction_samples) &&
                      int(described_problems.size()) >= options.min_correction_problems;
-  Objective objective{device,
-                      samples,
-                      coefficient_lower_bounds(),
-                      coefficient_upper_bounds(),
-                      refit ? LogTimeCorrection{} : start.correction,
-                      refit ? TreeEnsemble{} : start.learned,
-                      refit ? TreeEnsemble{} : start.learned_reduced};
+  Objective objective{device, samples, coefficient_lower_bounds(), coefficient_upper_bounds(),
+                      refit ? ModelCoefficients{} : start};
   std::vector<double> x(kCoefficientCount);
   const Array s0 = to_array(start);
   for (size_t i = 0; i < x.size(); ++i)

@@ -108,20 +108,18 @@ TreeEnsemble fit_learned_correction(const DeviceSpec& device,
 
 void fit_learned_trees(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                        ModelCoefficients& k, const LearnedCorrectionOptions& options) {
-  k.learned = k.learned_reduced = {};
+  k.learned_reduced = {};
   std::vector<CalibrationSample> others;
   std::set<std::string> reduced_problems, other_problems;
-  for (const auto& s : samples) {
-    const bool r = is_reduced(s.problem.precision);
-    if (!r) others.push_back(s);
-    if (s.time_s > 0) (r ? reduced_problems : other_problems).insert(sample_key(s));
-  }
-  if (!options.by_family || reduced_problems.size() < 2 || other_problems.size() < 2) {
-    k.learned = fit_learned_correction(device, samples, k, options);
-    return;
-  }
-  k.learned = fit_learned_correction(device, others, k, options);
-  k.learned_reduced = fit_learned_correction(device, samples, k, options);
+  if (options.by_family)
+    for (const auto& s : samples) {
+      const bool r = is_reduced(s.problem.precision);
+      if (!r) others.push_back(s);
+      if (s.time_s > 0) (r ? reduced_problems : other_problems).insert(sample_key(s));
+    }
+  const bool apart = reduced_problems.size() >= 2 && other_problems.size() >= 2;
+  if (apart) k.learned_reduced = fit_learned_correction(device, samples, k, options);
+  k.learned = fit_learned_correction(device, apart ? others : samples, k, options);
 }
 
 std::string fit_learned_model_json(const DeviceSpec& device,
