@@ -280,7 +280,8 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       {"colsample", &o.colsample},     {"min_child", &o.min_child_weight},
       {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale},
       {"rank", &o.rank_weight},        {"rank_sigma", &o.rank_sigma},
-      {"rank_spread", &o.rank_spread}, {"center", &o.center}};
+      {"rank_spread", &o.rank_spread}, {"center", &o.center},
+      {"own", &o.own_device_weight}};
   std::stringstream items(spec);
   std::string item;
   while (std::getline(items, item, ',')) {
@@ -311,7 +312,7 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
     } else {
       throw InputError("--learned: unknown setting '" + key +
                        "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma rank_spread center pairs forest family drop)");
+                       "rank rank_sigma rank_spread center own pairs forest family drop)");
     }
   }
   return o;

@@ -147,6 +147,9 @@ std::string fit_learned_model_json(const DeviceSpec& device,
     throw InputError("the ranking loss needs rank_sigma > 0 and rank_pairs >= 1, not " +
                      std::to_string(options.rank_sigma) + " and " +
                      std::to_string(options.rank_pairs));
+  if (!(options.own_device_weight > 0 && std::isfinite(options.own_device_weight)))
+    throw InputError("the learned correction's own_device_weight must be finite and > 0, not " +
+                     std::to_string(options.own_device_weight));
   if (!(options.rank_spread >= 0 && options.rank_spread <= 1))
     throw InputError("the ranking loss's rank_spread is a share from 0 to 1, not " +
                      std::to_string(options.rank_spread));
@@ -174,8 +177,9 @@ std::string fit_learned_model_json(const DeviceSpec& device,
     labels.push_back(float(std::log(s.time_s / r->time_s)));
     const std::string key = sample_key(s);
     const double behind = std::log(s.time_s / best[key]);
-    weights.push_back(
-        float((1 + options.fast_weight * std::exp(-behind / options.fast_scale)) / count[key]));
+    const double own = sample_device(s, device).name == device.name ? options.own_device_weight : 1;
+    weights.push_back(float(
+        own * (1 + options.fast_weight * std::exp(-behind / options.fast_scale)) / count[key]));
     const auto [g, fresh] = group_of.emplace(key, int(rows.members.size()));
     if (fresh) rows.members.emplace_back();
     rows.members[g->second].push_back(int(rows.log_predicted.size()));

@@ -467,6 +467,9 @@ struct LearnedCorrectionOptions {
   // median 0.949 -> 0.954 over 186 problems), but the H200 calibration fitted so picked worse on
   // 15 problems recorded nowhere (median 0.947 -> 0.916 of a 60 s tune; bench/RESULTS.md): off.
   bool by_family = false;
+  // Weight of the samples measured on the GPU the fit is for, against every other GPU's (1: each
+  // problem alike wherever it was measured).
+  double own_device_weight = 1;
 };
 // XGBoost regression trees on log(measured / predicted by base without its learned part), in
 // the compact form that calibrations keep. Throws InputError with fewer than 2 problems.

@@ -438,6 +438,48 @@ TEST_CASE("centred labels: the trees leave each problem's level to the linear co
   CHECK(spread_centred < 0.85 * spread_plain);  // 0.70 of it when measured
 }
 
+TEST_CASE("own_device_weight: the fit for a GPU follows its own samples more closely") {
+  // Samples of two GPUs, each predicted on its own spec; the fit is for the H200.
+  const DeviceSpec h200 = find_builtin_device("H200");
+  auto train = every_nth("h100_random_seed1.csv.gz", 4);
+  const auto own = every_nth("h200_random_seed19.csv.gz", 2);
+  train.insert(train.end(), own.begin(), own.end());
+  REQUIRE(std::any_of(train.begin(), train.end(), [&](const CalibrationSample& s) {
+    return sample_device(s, h200).name != h200.name;
+  }));
+  const auto residual = [&](double weight, bool own_device) {
+    LearnedCorrectionOptions o;
+    o.rounds = 40;
+    o.rank_weight = 0;
+    o.own_device_weight = weight;
+    const TreeEnsemble trees = fit_learned_correction(h200, train, {}, o);
+    double sum = 0;
+    int n = 0;
+    std::vector<float> features;
+    for (const auto& s : train) {
+      if ((sample_device(s, h200).name == h200.name) != own_device) continue;
+      const auto r = predict_measured(h200, s, {});
+      if (!r) continue;
+      learned_features(s.problem, s.config, *r, features);
+      const double miss = std::log(s.time_s / r->time_s) - trees.evaluate(features);
+      sum += miss * miss;
+      ++n;
+    }
+    REQUIRE(n > 100);
+    return std::sqrt(sum / n);
+  };
+  const double own_even = residual(1, true), own_heavy = residual(10, true);
+  const double other_even = residual(1, false), other_heavy = residual(10, false);
+  WARN("RMS log residual, H200 samples: " << own_even << " at weight 1, " << own_heavy
+                                          << " at 10; H100 samples: " << other_even << ", "
+                                          << other_heavy);
+  CHECK(own_heavy < 0.9 * own_even);  // 0.80 of it when measured; the H100's 1.007
+  CHECK(own_heavy / own_even < 0.9 * (other_heavy / other_even));
+  LearnedCorrectionOptions bad;
+  bad.own_device_weight = 0;
+  CHECK_THROWS_AS(fit_learned_correction(h200, train, {}, bad), InputError);
+}
+
 TEST_CASE("the ranking loss orders the fitted problems better than the regression alone") {
   // A sign error in its gradient would order them worse; the held-out gain is asserted, k-fold,
   // in [cross-validation].
