@@ -20,7 +20,8 @@ constexpr int kLooks = 2;
 // apart (2,210 evaluations in 47 families; 2,252 in 15), never reaching better tiles.
 constexpr double kMinGain = 0.01;
 
-// Family-first order (the best-predicted variant of each tile family before any second one).
+// Family-first order (shortlist_order: the model's first few, then the best-predicted variant
+// of each tile family before any second one).
 std::vector<KernelConfig> families_first(const std::vector<KernelConfig>& configs) {
   std::vector<const KernelConfig*> pointers;
   for (const auto& c : configs) pointers.push_back(&c);
