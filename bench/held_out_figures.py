@@ -3,9 +3,12 @@
 problems whose key matches a pattern: the pick (best measured / measured of the setting's top 1),
 its 10th percentile, the best of the top 5, Spearman, and the picks' geometric mean. With
 --bags, also the mean of every setting's log prediction, plus 0.5-3 standard deviations of them
-(a pick that avoids configurations the fits disagree on).
+(a pick that avoids configurations the fits disagree on). With --shortlist, per setting the best
+of the first 5 that `tune --evaluations 5` measures (model/model.hpp's shortlist_order) for each
+lead from 0 to 5: the model's first LEAD as ranked, then one configuration per tile family
+(BM, BN, BK, DX, DY) not among them.
 
-    python3 bench/held_out_figures.py OUT.csv ['H100-SXM:[sdcz]'] [--bags]
+    python3 bench/held_out_figures.py OUT.csv ['H100-SXM:[sdcz]'] [--bags] [--shortlist]
 """
 import collections
 import csv
@@ -38,8 +41,28 @@ def figures(problems, measured, score):
             np.median(spearman), math.exp(np.mean(np.log(picks))))
 
 
+def shortlist_first5(configs, lead):
+    """Indices of the first 5 of shortlist_order over configs (sorted by prediction)."""
+    families, firsts, others = set(), [], []
+    for i, config in enumerate(configs):
+        family = tuple(config.split("_")[:5])
+        new = family not in families
+        families.add(family)
+        (firsts if new or i < lead else others).append(i)
+    return (firsts + others)[:5]
+
+
+def shortlist_figures(problems, measured, score, lead):
+    fractions = []
+    for keys in problems.values():
+        ordered = sorted(keys, key=score)
+        first5 = shortlist_first5([k[1] for k in ordered], lead)
+        fractions.append(min(measured[k] for k in keys) / min(measured[ordered[i]] for i in first5))
+    return np.median(fractions), np.percentile(fractions, 10), math.exp(np.mean(np.log(fractions)))
+
+
 def main(argv):
-    args = [a for a in argv if a != "--bags"]
+    args = [a for a in argv if a not in ("--bags", "--shortlist")]
     if not args:
         sys.exit(__doc__)
     pattern = re.compile(args[1] if len(args) > 1 else "H100-SXM:")
@@ -66,6 +89,12 @@ def main(argv):
     for name, score in rows:
         print("%-24s %6.3f %6.3f %6.3f %6.3f %8.3f %6.3f" % ((name,) +
                                                             figures(problems, measured, score)))
+    if "--shortlist" in argv:
+        print("%-24s %6s %6s %6s" % ("first 5 of the shortlist", "median", "p10", "geo"))
+        for s in settings:
+            for lead in range(6):
+                print("%-24s %6.3f %6.3f %6.3f" % ((f"setting {s}, lead {lead}",) + shortlist_figures(
+                    problems, measured, lambda k, s=s: predicted[k][s], lead)))
 
 
 if __name__ == "__main__":
