@@ -468,7 +468,8 @@ struct LearnedCorrectionOptions {
   // 15 problems recorded nowhere (median 0.947 -> 0.916 of a 60 s tune; bench/RESULTS.md): off.
   bool by_family = false;
   // Weight of the samples measured on the GPU the fit is for, against every other GPU's (1: each
-  // problem alike wherever it was measured).
+  // problem alike wherever it was measured). Held out on the H200's 48 problems, 3 and 10 picked
+  // worse than 1 (pick median 0.953 -> 0.942, 0.932; bench/RESULTS.md): 1.
   double own_device_weight = 1;
 };
 // XGBoost regression trees on log(measured / predicted by base without its learned part), in

@@ -610,7 +610,9 @@ TEST_CASE(
     CHECK(r.median_short5_fraction == 1.0);
     return;
   }
-  FAIL("no problem's model ranking repeats a tile family within its top 5");
+  FAIL(
+      "no problem's model ranking opens one of its first 5 - kShortlistLead new tile families at "
+      "rank 6 or later");
 }
 
 TEST_CASE("problem keys tell apart leading dimensions and beta") {

