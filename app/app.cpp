@@ -16,7 +16,7 @@
 namespace gemmtune::app {
 namespace {
 
-// The first `top` of the order tune measures in (shortlist_order).
+// The first `top` of the order tune measures in: one configuration per tile family first.
 Ranking as_shortlist(Ranking r, int top) {
   std::vector<const KernelConfig*> configs;
   for (const auto& x : r.top) configs.push_back(&x.config);

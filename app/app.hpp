@@ -52,7 +52,7 @@ struct PredictRequest {
   int top = 10;
   std::string domain = "full";
   std::string db = Database::default_path(), calibration = "auto";
-  bool shortlist = false;  // in the order tune measures (shortlist_order)
+  bool shortlist = false;  // in the order tune measures: one configuration per tile family first
   // Predict these configuration ids, in this order, instead of ranking the space (each checked
   // against the hard constraints).
   std::vector<std::string> configs;

@@ -1,7 +1,6 @@
 // gemmtune predict: rank the pruned space with the model, print the top k and why.
 #include <cstdio>
 #include <memory>
-#include <string>
 
 #include "cli/options.hpp"
 #include "search/search.hpp"
@@ -78,9 +77,8 @@ void register_predict(CLI::App& app) {
   cmd->add_option("--db", q.db, "the store holding calibrations (read only if it exists)")
       ->capture_default_str();
   cmd->add_flag("--shortlist", q.shortlist,
-                "list in the order tune measures: the model's first " +
-                    std::to_string(kShortlistLead) +
-                    ", then the best of each tile family (BM, BN, BK, DX, DY) not among them");
+                "list in the order tune measures: the best of each tile family (BM, BN, BK, DX, "
+                "DY) first");
   cmd->add_option("--compiled-shortlist", q.compiled_shortlist,
                   "compile the model's first N with NVRTC (no GPU needed) and rank them again "
                   "with the compiler's registers; 0: estimated registers")

@@ -525,12 +525,10 @@ struct QualityReport {
 };
 // The fewest drawn configurations a problem needs for RankQuality's drawn correlations.
 inline constexpr std::size_t kMinDrawnForRank = 20;
-// The order in which tune measures a ranked list: the model's first kShortlistLead as ranked,
-// then the best-predicted configuration of each tile family (BM, BN, BK, DX, DY) not among them,
-// in predicted order, then the others in predicted order. The model's errors are alike within a
-// family, so one miss does not fill the shortlist; its first few are kept whatever their family.
+// The order in which tune measures a ranked list: the best-predicted configuration of each tile
+// family (BM, BN, BK, DX, DY) first, in predicted order, then the others in predicted order.
+// The model's errors are alike within a family, so one miss does not fill the shortlist.
 // `configs` must already be sorted by predicted time; returns indices into it.
-inline constexpr std::size_t kShortlistLead = 3;
 std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>& configs);
 // Fills the medians and rates from report.problems (after merging folds, for instance).
 void summarize(QualityReport& report);

@@ -133,8 +133,8 @@ std::vector<std::size_t> shortlist_order(const std::vector<const KernelConfig*>&
   std::set<std::array<int, 5>> families;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const KernelConfig& c = *configs[i];
-    const bool new_family = families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second;
-    (new_family || i < kShortlistLead ? firsts : others).push_back(i);
+    (families.insert({c.blk_m, c.blk_n, c.blk_k, c.dim_x, c.dim_y}).second ? firsts : others)
+        .push_back(i);
   }
   firsts.insert(firsts.end(), others.begin(), others.end());
   return firsts;

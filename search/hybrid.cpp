@@ -20,8 +20,7 @@ constexpr int kLooks = 2;
 // apart (2,210 evaluations in 47 families; 2,252 in 15), never reaching better tiles.
 constexpr double kMinGain = 0.01;
 
-// Family-first order (shortlist_order: the model's first few, then the best-predicted variant
-// of each tile family before any second one).
+// Family-first order (the best-predicted variant of each tile family before any second one).
 std::vector<KernelConfig> families_first(const std::vector<KernelConfig>& configs) {
   std::vector<const KernelConfig*> pointers;
   for (const auto& c : configs) pointers.push_back(&c);
@@ -101,7 +100,7 @@ class HybridTuner {
   }
 
  private:
-  // The model's ranking of the pruned space, what the evaluator can run of it, in shortlist order.
+  // The model's ranking of the pruned space, what the evaluator can run of it, family first.
   void shortlist() {
     const Ranking ranking = rank_space(p_, d_, std::max(2048, o_.compile_top * 32), o_.coefficients,
                                        o_.domain, o_.constraints);
@@ -150,7 +149,7 @@ class HybridTuner {
     const std::vector<CompiledInfo> compiled = compile(batch, share);
     batch.resize(compiled.size());
     pooled_ += batch.size();
-    // Re-ranked with the real registers, then in shortlist order again: sorted by prediction alone,
+    // Re-ranked with the real registers, then family-first again: sorted by prediction alone,
     // the batch's first measure_top were variants of one family, and so was all refinement
     // after them (S 6144x6080x64 on the H100: all 20 attempts BM96_BN192_BK16_DX8_DY16).
     for (auto& c : families_first(rank_compiled(p_, d_, batch, compiled, o_.coefficients)))
@@ -266,7 +265,7 @@ class HybridTuner {
   const DeviceSpec& d_;
   const HybridOptions& o_;
   detail::TuningRun run_;
-  std::vector<KernelConfig> pool_;      // the shortlist, in shortlist order
+  std::vector<KernelConfig> pool_;      // the shortlist, family first
   size_t pooled_ = 0;                   // how much of the pool has been compiled
   std::vector<KernelConfig> reranked_;  // compiled batches, re-ranked, in the order measured
   size_t next_ = 0;                     // the next of reranked_ to seed a basin

@@ -32,17 +32,10 @@ def test_predict_agrees_with_the_command_line(tmp_path):
     assert [r["config"] for r in gemmtune.predict(top=5, calibration="none", **SMALL)] == cli
 
 
-def test_predict_shortlist_keeps_the_models_first_three_then_one_configuration_per_tile_family():
-    # Three: kShortlistLead (model/model.hpp).
-    rows = gemmtune.predict(top=6, shortlist=True, calibration="none", **SMALL)
-    plain = gemmtune.predict(top=3, calibration="none", **SMALL)
-    family = lambda r: tuple(r["config"].split("_")[:5])
-    assert len(rows) == 6
-    assert [family(r) for r in rows[:3]] == [family(r) for r in plain]
-    seen = {family(r) for r in rows[:3]}
-    for r in rows[3:]:
-        assert family(r) not in seen
-        seen.add(family(r))
+def test_predict_shortlist_keeps_one_configuration_per_tile_family_first():
+    rows = gemmtune.predict(top=4, shortlist=True, calibration="none", **SMALL)
+    families = {tuple(r["config"].split("_")[:5]) for r in rows}
+    assert len(families) == 4
 
 
 def test_predict_compiled_shortlist_reranks_the_first_n_with_compiled_registers(tmp_path):
