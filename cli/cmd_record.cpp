@@ -179,6 +179,17 @@ void register_record(CLI::App& app) {
       ->add_option("--precisions", pa->precisions,
                    "the precisions to draw from, as letters (any of sdczhbt)")
       ->capture_default_str();
+  problems
+      ->add_option("--batched-share", pa->sampling.batched_share,
+                   "share of strided batches of small matrices (0 where --min-size exceeds " +
+                       std::to_string(kSampledBatchMaxSize) + ")")
+      ->capture_default_str();
+  problems
+      ->add_option("--odd-ld-share", pa->sampling.odd_ld_share,
+                   "share with padded odd leading dimensions")
+      ->capture_default_str();
+  problems->add_option("--beta-share", pa->sampling.beta_share, "share with beta = 1")
+      ->capture_default_str();
   add_gpu_option(*problems, pa->gpu);
   problems->callback([pa] { run_problems(*pa); });
 

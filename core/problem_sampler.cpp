@@ -48,7 +48,7 @@ void ProblemSampling::validate() const {
   if (batched_share > 0 && min_size > kSampledBatchMaxSize)
     throw InputError("min_size = " + std::to_string(min_size) + " leaves no batched problem (" +
                      "their sizes are at most " + std::to_string(kSampledBatchMaxSize) +
-                     "); set the batched share to 0");
+                     "); set the batched share (--batched-share) to 0");
 }
 
 double sampling_seconds_estimate(const Problem& p, const DeviceSpec& device) {

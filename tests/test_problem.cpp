@@ -4,6 +4,7 @@
 
 #include "core/core.hpp"
 #include "tests/catch.hpp"
+#include "tests/shell.hpp"
 
 using namespace gemmtune;
 
@@ -156,4 +157,27 @@ TEST_CASE("random problems: every precision and op shape, sizes and time within 
   CHECK(random_problems(s, d) != problems);
   s.max_seconds = 0;
   CHECK_THROWS_WITH(random_problems(s, d), Catch::Contains("max_seconds"));
+}
+
+TEST_CASE("random problems: large sizes only, with the batched share set to 0") {
+  const DeviceSpec d = find_builtin_device("H200");
+  ProblemSampling s;
+  s.count = 10;
+  s.min_size = 1500;
+  s.precisions = {Precision::H, Precision::B, Precision::T};
+  // Batches are of small matrices: the sampler says which option turns them off.
+  CHECK_THROWS_WITH(random_problems(s, d), Catch::Contains("--batched-share"));
+  s.batched_share = 0;
+  for (const Problem& p : random_problems(s, d)) {
+    CHECK(std::min({p.m, p.n, p.k}) >= 1500);
+    CHECK(p.batch == 1);
+  }
+  // The command line takes the shares.
+  const test::Run r = test::run(
+      "problems --precisions hbt --seed 29 --count 3 --min-size 1500 "
+      "--batched-share 0 --gpu H200");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("--m ") && !Catch::Contains("--batch "));
+  CHECK(test::run("problems --min-size 1500 --gpu H200").status != 0);
 }
