@@ -30,11 +30,14 @@ bool mma_tile_fits(const KernelConfig& c, const Problem& p) {
          c.thr_m() % (c.mma_rows() / 8) == 0;
 }
 
-// FP16, BF16 and TF32 fragments are read as words from k-contiguous shared rows (gt_load_words):
-// LA0, LB0, and rows that hold whole fragments.
+// FP16, BF16 and TF32 fragments are read as words from k-contiguous shared rows (gt_load_words)
+// of whole fragments, or by ldmatrix; k-major tiles (LA1, LB1) by ldmatrix.trans (H, B) or a
+// TF32 word at a time.
 bool mma_layout_ok(const KernelConfig& c, const Problem& p) {
-  return !is_reduced(p.precision) ||
-         (c.smem_a_kmajor == 0 && c.smem_b_kmajor == 0 && (c.blk_k + c.pad) % (c.mma_k() / 4) == 0);
+  if (!is_reduced(p.precision)) return true;
+  if ((c.blk_k + c.pad) % (c.mma_k() / 4) != 0) return false;
+  return p.precision == Precision::T || (c.smem_a_kmajor == 0 && c.smem_b_kmajor == 0) ||
+         fragments_by_ldmatrix(c, p.precision);
 }
 
 }  // namespace
@@ -44,9 +47,19 @@ std::array<int, 2> reduced_mma_shapes(Precision p) {
 }
 
 bool fragments_by_ldmatrix(const KernelConfig& c, Precision p) {
-  if (!c.mma || !is_reduced(p) || c.smem_a_kmajor || c.smem_b_kmajor) return false;
-  const int row_bytes = (c.blk_k + c.pad) * element_bytes(p);
-  return row_bytes % 16 == 0 && (row_bytes / 16) % 2 == 1;
+  if (!c.mma || !is_reduced(p)) return false;
+  // ldmatrix.trans moves 16-bit values: TF32 k-major tiles are read a word at a time.
+  if (p == Precision::T && (c.smem_a_kmajor || c.smem_b_kmajor)) return false;
+  // Eight rows of 16 bytes at a pitch of an odd count of 16 bytes fall on all 32 banks once;
+  // each tile's pitch, and the k rows that k-major tiles leave to the other operand.
+  const auto conflict_free = [&](int elements) {
+    const int row_bytes = elements * element_bytes(p);
+    return row_bytes % 16 == 0 && (row_bytes / 16) % 2 == 1;
+  };
+  const int k_row = c.blk_k + c.pad;
+  return conflict_free(c.smem_a_kmajor ? c.blk_m + c.pad : k_row) &&
+         conflict_free(c.smem_b_kmajor ? c.blk_n + c.pad : k_row) &&
+         (c.blk_k + c.pad) * element_bytes(p) % 16 == 0;
 }
 
 namespace {

@@ -28,8 +28,10 @@
 
 #if GT_REDUCED
 // A lane's MMA_Q values of one row (A) or column (B) as 32-bit words: two 16-bit values a word
-// (H, B), one TF32 value a word (T). They are contiguous in k in the shared tile, so K-major
-// tiles (LA_KMAJOR = LB_KMAJOR = 0) with rows of whole words groups are required.
+// (H, B), one TF32 value a word (T). In a tile stored [M][K] ([N][K]) they are contiguous in k;
+// a tile stored k-major ([K][M], LA_KMAJOR; [K][N], LB_KMAJOR: the stored order of op N A and
+// op T B, which cp.async copies as it is) gives them up by ldmatrix.trans (H, B) or one TF32
+// word at a time.
 #if GT_PREC == 6
 #define MMA_WORDS MMA_Q
 #else
@@ -38,8 +40,11 @@
 #if GT_MMA < 2 || (GT_PREC == 6 && GT_MMA > 3) || (GT_PREC != 6 && GT_MMA < 3)
 #error "H and B take GT_MMA 3 or 4, T takes 2 or 3"
 #endif
-#if LA_KMAJOR || LB_KMAJOR || (BLK_K + PAD) % MMA_Q != 0
-#error "FP16, BF16 and TF32 fragments need k-contiguous shared rows of whole fragments"
+#if (BLK_K + PAD) % MMA_Q != 0
+#error "FP16, BF16 and TF32 fragments need shared rows of whole fragments"
+#endif
+#if (LA_KMAJOR || LB_KMAJOR) && GT_PREC != 6 && !LDMATRIX
+#error "FP16 and BF16 fragments of k-major tiles are read by ldmatrix.trans only"
 #endif
 #if GT_PREC == 4
 #define GT_MMA_TYPE "f16"
@@ -101,27 +106,51 @@ __device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const el
 #else
 #define LDM_K 8
 #endif
-#if (BLK_K + PAD) % LDM_K != 0
+#if (BLK_K + PAD) % LDM_K != 0 || (LA_KMAJOR && (BLK_M + PAD) % LDM_K != 0) || \
+    (LB_KMAJOR && (BLK_N + PAD) % LDM_K != 0)
 #error "LDMATRIX needs shared rows of whole 16-byte groups"
+#endif
+#if GT_PREC == 6 && (LA_KMAJOR || LB_KMAJOR)
+#error "TF32 fragments of k-major tiles are read a word at a time, not by ldmatrix.trans"
 #endif
 // Word w of an A row tile (B column tile) is the 8 x 8 matrix of its rows at k + w * LDM_K: lane l
 // receives row l/4, 16-bit values 2(l%4) and 2(l%4) + 1 (one TF32 value, l%4), which is the mma's
 // own fragment layout. Lane l gives the address of row l%8 of matrix l/8 (x4), of matrix
 // (l/8)%2 (x2), or of the one matrix (x1), as a 32-bit shared address (gt_shared_address), so
 // that the instructions of one step differ by constants the compiler folds into their addresses.
+// TRANS: the 8 x 8 matrices are stored transposed (rows of k, a k-major tile), and lane l still
+// receives row l/4 of the fragment's matrix, 16-bit values of k 2(l%4) and 2(l%4) + 1.
+template <bool TRANS>
 __device__ __forceinline__ void gt_ldmatrix_x4(unsigned& r0, unsigned& r1, unsigned& r2,
                                                unsigned& r3, unsigned row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(row));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(row));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(row));
 }
+template <bool TRANS>
 __device__ __forceinline__ void gt_ldmatrix_x2(unsigned& r0, unsigned& r1, unsigned row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-               : "=r"(r0), "=r"(r1)
-               : "r"(row));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(row));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(row));
 }
+template <bool TRANS>
 __device__ __forceinline__ void gt_ldmatrix_x1(unsigned& r0, unsigned row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r0) : "r"(row));
+  if constexpr (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];"
+                 : "=r"(r0)
+                 : "r"(row));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r0) : "r"(row));
 }
 #endif
 #define GT_MMA_TILE(P, A_, B_)                                                                 \

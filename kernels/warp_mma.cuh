@@ -38,10 +38,23 @@ struct Fragments {
 // Each lane's row, as a byte offset from the instruction's first tile: the same for every
 // instruction of one width, so that instructions differ by constants folded into the address.
 #define GT_LDM_BYTES(index) (unsigned)((index) * (int)sizeof(elem_t))
+// A k-major tile's matrices are read transposed: the lane's row is a k, not an m (n).
+#define GT_LDM_A_TRANS (LA_KMAJOR != 0)
+#define GT_LDM_B_TRANS (LB_KMAJOR != 0)
+#if LA_KMAJOR
+#define GT_LDM_A_LANE(q) \
+  GT_LDM_BYTES(SA_INDEX(WARP_ROW0 + GT_LDM_A_TILE(q) * 8, GT_LDM_A_WORD(q) * LDM_K + lane % 8))
+#else
 #define GT_LDM_A_LANE(q) \
   GT_LDM_BYTES(SA_INDEX(WARP_ROW0 + GT_LDM_A_TILE(q) * 8 + lane % 8, GT_LDM_A_WORD(q) * LDM_K))
+#endif
+#if LB_KMAJOR
+#define GT_LDM_B_LANE(q) \
+  GT_LDM_BYTES(SB_INDEX(GT_LDM_B_WORD(q) * LDM_K + lane % 8, WARP_COL0 + GT_LDM_B_TILE(q) * 8))
+#else
 #define GT_LDM_B_LANE(q) \
   GT_LDM_BYTES(SB_INDEX(GT_LDM_B_WORD(q) * LDM_K, WARP_COL0 + GT_LDM_B_TILE(q) * 8 + lane % 8))
+#endif
 const unsigned ldm_a[3] = {GT_LDM_A_LANE(lane / 8), GT_LDM_A_LANE(lane / 8 % 2), GT_LDM_A_LANE(0)};
 const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2), GT_LDM_B_LANE(0)};
 // The address of tile t0's rows for the lane offsets of width w (0: x4, 1: x2, 2: x1), from the
@@ -49,23 +62,23 @@ const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2),
 #define GT_LDM_A_AT(t0, w) (a32 + ldm_a[w] + GT_LDM_BYTES(SA_INDEX((t0)*8, 0)))
 #define GT_LDM_B_AT(t0, w) (b32 + ldm_b[w] + GT_LDM_BYTES(SB_INDEX(0, (t0)*8)))
 // Every matrix of F (COUNT of them, tiles of MMA_WORDS words), with X's tile order.
-#define GT_LDM_ALL(F, X, COUNT)                                                          \
-  {                                                                                      \
-    _Pragma("unroll") for (int m = 0; m + 4 <= (COUNT); m += 4) {                        \
-      const int t0 = m / MMA_WORDS;                                                      \
-      gt_ldmatrix_x4(F[t0 + X##_TILE(0)][X##_WORD(0)], F[t0 + X##_TILE(1)][X##_WORD(1)], \
-                     F[t0 + X##_TILE(2)][X##_WORD(2)], F[t0 + X##_TILE(3)][X##_WORD(3)], \
-                     X##_AT(t0, 0));                                                     \
-    }                                                                                    \
-    if constexpr ((COUNT) % 4 >= 2) {                                                    \
-      constexpr int t0 = (COUNT) / 4 * 4 / MMA_WORDS;                                    \
-      gt_ldmatrix_x2(F[t0 + X##_TILE(0)][X##_WORD(0)], F[t0 + X##_TILE(1)][X##_WORD(1)], \
-                     X##_AT(t0, 1));                                                     \
-    }                                                                                    \
-    if constexpr ((COUNT) % 2 != 0) {                                                    \
-      constexpr int t0 = ((COUNT)-1) / MMA_WORDS;                                        \
-      gt_ldmatrix_x1(F[t0][0], X##_AT(t0, 2));                                           \
-    }                                                                                    \
+#define GT_LDM_ALL(F, X, COUNT)                                                               \
+  {                                                                                           \
+    _Pragma("unroll") for (int m = 0; m + 4 <= (COUNT); m += 4) {                             \
+      const int t0 = m / MMA_WORDS;                                                           \
+      gt_ldmatrix_x4<X##_TRANS>(                                                              \
+          F[t0 + X##_TILE(0)][X##_WORD(0)], F[t0 + X##_TILE(1)][X##_WORD(1)],                 \
+          F[t0 + X##_TILE(2)][X##_WORD(2)], F[t0 + X##_TILE(3)][X##_WORD(3)], X##_AT(t0, 0)); \
+    }                                                                                         \
+    if constexpr ((COUNT) % 4 >= 2) {                                                         \
+      constexpr int t0 = (COUNT) / 4 * 4 / MMA_WORDS;                                         \
+      gt_ldmatrix_x2<X##_TRANS>(F[t0 + X##_TILE(0)][X##_WORD(0)],                             \
+                                F[t0 + X##_TILE(1)][X##_WORD(1)], X##_AT(t0, 1));             \
+    }                                                                                         \
+    if constexpr ((COUNT) % 2 != 0) {                                                         \
+      constexpr int t0 = ((COUNT)-1) / MMA_WORDS;                                             \
+      gt_ldmatrix_x1<X##_TRANS>(F[t0][0], X##_AT(t0, 2));                                     \
+    }                                                                                         \
   }
 // B's fragments of the mma step at kk from the shared tile sb, into b (a step's own, or the next
 // step's registers under GT_STEP_AHEAD).
@@ -94,10 +107,10 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
 auto load_a_pair = [&](const elem_t* sa, int kk, Fragments& f, int p) {
   const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
   const int t0 = 2 * p;
-  gt_ldmatrix_x4(f.a[t0 + GT_LDM_A_TILE(0)][GT_LDM_A_WORD(0)],
-                 f.a[t0 + GT_LDM_A_TILE(1)][GT_LDM_A_WORD(1)],
-                 f.a[t0 + GT_LDM_A_TILE(2)][GT_LDM_A_WORD(2)],
-                 f.a[t0 + GT_LDM_A_TILE(3)][GT_LDM_A_WORD(3)], GT_LDM_A_AT(t0, 0));
+  gt_ldmatrix_x4<GT_LDM_A_TRANS>(f.a[t0 + GT_LDM_A_TILE(0)][GT_LDM_A_WORD(0)],
+                                 f.a[t0 + GT_LDM_A_TILE(1)][GT_LDM_A_WORD(1)],
+                                 f.a[t0 + GT_LDM_A_TILE(2)][GT_LDM_A_WORD(2)],
+                                 f.a[t0 + GT_LDM_A_TILE(3)][GT_LDM_A_WORD(3)], GT_LDM_A_AT(t0, 0));
 #pragma unroll
   for (int w = 0; w < MMA_WORDS; ++w) {
     gt_round_tf32(f.a[t0][w]);
@@ -110,10 +123,26 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
   const int k_lane = kk + (lane % 4) * MMA_Q;
 #pragma unroll
   for (int i = 0; i < THR_M; ++i)
+#if LA_KMAJOR  // TF32 only (mma_sync.cuh): one word, one k
+#pragma unroll
+    for (int q = 0; q < MMA_WORDS; ++q) {
+      f.a[i][q] = __float_as_uint(SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane + q));
+      gt_round_tf32(f.a[i][q]);
+    }
+#else
     gt_load_words(f.a[i], &SA_AT(sa, WARP_ROW0 + i * 8 + lane / 4, k_lane));
+#endif
 #pragma unroll
   for (int j = 0; j < THR_N / 2; ++j)
+#if LB_KMAJOR
+#pragma unroll
+    for (int q = 0; q < MMA_WORDS; ++q) {
+      f.b[j][q] = __float_as_uint(SB_AT(sb, k_lane + q, WARP_COL0 + j * 8 + lane / 4));
+      gt_round_tf32(f.b[j][q]);
+    }
+#else
     gt_load_words(f.b[j], &SB_AT(sb, k_lane, WARP_COL0 + j * 8 + lane / 4));
+#endif
 };
 #endif
 #else

@@ -283,9 +283,12 @@ std::optional<Violation> check_hard(const Problem& p, const DeviceSpec& d, const
   if (!family_layout_ok(c, p))
     return fail(Stage::SharedVector,
                 "precision " + std::string(1, char(std::tolower(to_char(p.precision)))) +
-                    " reads mma fragments as words of k-contiguous shared rows: it needs LA0, LB0 "
-                    "and BK + PD a multiple of " +
-                    std::to_string(c.mma_k() / 4) + " (got " + c.id() + ")");
+                    " reads mma fragments as words of k-contiguous shared rows, BK + PD a "
+                    "multiple of " +
+                    std::to_string(c.mma_k() / 4) +
+                    "; FP16 and BF16 read k-major tiles (LA1, LB1) by ldmatrix.trans only, which "
+                    "needs every shared pitch an odd count of 16 bytes (got " +
+                    c.id() + ")");
   const double regs = raw_register_estimate(c, p.precision, default_register_model(p.precision));
   if (regs > register_limit(c, d))
     return fail(Stage::RegistersPerThread, "about " + std::to_string(int(std::ceil(regs))) +

@@ -244,7 +244,9 @@ struct Walker {
     bank_cost_min = std::numeric_limits<double>::infinity();
     KernelConfig c = tiling;
     for_each_combination(c, shared_reads, [&] {
-      if (!detail::shared_vector_ok(c, ctx.problem) || !detail::family_layout_ok(c, ctx.problem))
+      // Only layouts the tiling's family and main loop can run set the least cost.
+      if (!detail::shared_vector_ok(c, ctx.problem) || !detail::family_layout_ok(c, ctx.problem) ||
+          !detail::main_loop_layout_ok(c, ctx.problem))
         return;
       const double cost = detail::smem_cost(c, ctx.problem);
       bank_cost[bank_index(c)] = cost;

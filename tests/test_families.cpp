@@ -218,7 +218,9 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
   const KernelConfig k16 =
       KernelConfig::parse("BM64_BN64_BK32_DX8_DY16_DXA4_DXB4_VA8_VB8_LA0_LB0_ST3_MM4_AC1");
   CHECK(check_hard(h, h100, k16) == std::nullopt);
-  // Fragments are words of k-contiguous rows: LA1 is refused, and the message says why.
+  // Fragments are words of k-contiguous rows, or an FP16 k-major tile's ldmatrix.trans reads,
+  // which need a conflict-free pitch: LA1 at PD0 (64 halves, 128 bytes) is refused, and the
+  // message says why; at PD8 (144 and 80 bytes) it is kept.
   KernelConfig la1 = k16;  // staged through registers, which could write either layout
   la1.async_copy = 0;
   la1.stages = 2;
@@ -226,7 +228,9 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
   la1.smem_a_kmajor = 1;
   const auto la_fail = check_hard(h, h100, la1);
   REQUIRE(la_fail.has_value());
-  CHECK_THAT(la_fail->message, Catch::Contains("LA0, LB0"));
+  CHECK_THAT(la_fail->message, Catch::Contains("ldmatrix.trans"));
+  la1.pad = 8;
+  CHECK(check_hard(h, h100, la1) == std::nullopt);
   KernelConfig odd_pad = k16;
   odd_pad.pad = 2;  // 34 halves a row: not whole fragments of 4
   CHECK(check_hard(h, h100, odd_pad).has_value());
@@ -256,10 +260,16 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
     REQUIRE(space.size() > 100);
     std::set<int> shapes;
     for (const auto& c : space) {
-      CHECK(c.smem_a_kmajor == 0);
-      CHECK(c.smem_b_kmajor == 0);
+      // k-major tiles only where the fragments are read transposed, or a TF32 word at a time.
+      if (p.precision != Precision::T && (c.smem_a_kmajor || c.smem_b_kmajor))
+        CHECK(fragments_by_ldmatrix(c, p.precision));
       shapes.insert(c.mma);
     }
+    // Op N A copied by cp.async as it is stored (LA1): FP16 and BF16 in every op shape.
+    if (p.op_a == Op::N)
+      CHECK(std::any_of(space.begin(), space.end(), [](const KernelConfig& c) {
+        return c.async_copy && c.smem_a_kmajor && c.vec_a > 1;
+      }));
     CHECK(shapes == (p.precision == Precision::T ? std::set<int>{2, 3} : std::set<int>{3, 4}));
     // Their own domain values: 16-bit K steps of 64 with rows padded by 8 or 16.
     if (p.precision != Precision::T)
@@ -302,11 +312,24 @@ TEST_CASE("families: FP16, BF16 and TF32 fragments by ldmatrix where its rows ar
   CHECK(fragments_by_ldmatrix(c, Precision::T));
   c.pad = 8;
   CHECK_FALSE(fragments_by_ldmatrix(c, Precision::T));
-  // Never for the FP32 and FP64 kinds, nor for k-major tiles.
+  // Never for the FP32 and FP64 kinds.
   CHECK_FALSE(fragments_by_ldmatrix(c, Precision::D));
+  // A k-major tile is read transposed (ldmatrix.trans) where its own pitch is conflict-free too:
+  // 128 + 8 halves (272 bytes, 17 x 16) is, 128 + 16 (288, 18 x 16) is not; never for TF32,
+  // whose 4-byte values a transposing read of 16-bit ones would split.
+  c.pad = 8;
   c.smem_a_kmajor = 1;
+  CHECK(fragments_by_ldmatrix(c, Precision::H));
+  CHECK(contains(render_source(c, Precision::H, Op::N, Op::N, BatchKind::Strided),
+                 "#define LDMATRIX 1"));
+  c.smem_b_kmajor = 1;
+  CHECK(fragments_by_ldmatrix(c, Precision::B));
+  c.pad = 4;
+  CHECK_FALSE(fragments_by_ldmatrix(c, Precision::T));
+  c.pad = 16;
   CHECK_FALSE(fragments_by_ldmatrix(c, Precision::H));
   c.smem_a_kmajor = 0;
+  c.smem_b_kmajor = 0;
   // The model reads 8 halves a lane and instruction (four 8 x 8 matrices, 4 wavefronts) against
   // 4 halves as two words (2 wavefronts): the same shared traffic in half the instructions.
   c.pad = 8;
@@ -325,4 +348,22 @@ TEST_CASE("families: FP16, BF16 and TF32 fragments by ldmatrix where its rows ar
   CHECK(tl.fragment_instr == Approx(tw.fragment_instr / 2));
   CHECK(ldm.read_a / ldm.fragment_vector_a == Approx(w.read_a / w.fragment_vector_a));
   CHECK(check_hard(h, h100, c) == std::nullopt);
+  // k-major tiles (op N A, op T B in stored order, as cp.async copies them) read transposed: the
+  // same 4 conflict-free wavefronts an x4, and a kernel the funnel keeps; at PD16 the pitch of
+  // 144 halves puts rows 0 and 2 on the same banks, and FP16 has no other way to read them.
+  KernelConfig trans = c;  // 16 threads of 8 halves along M (N), the stored order
+  trans.dim_xa = trans.dim_xb = 16;
+  trans.dim_ya = trans.dim_yb = 16;
+  trans.smem_a_kmajor = 1;
+  trans.smem_b_kmajor = 1;
+  const Problem nt = make_problem(Precision::H, Op::N, Op::T, 4096, 4096, 4096);
+  const BankProfile tp = bank_profile(trans, Precision::H, Op::N, Op::T);
+  CHECK(tp.fragment_vector_a == 8);
+  CHECK(tp.read_a == 4);
+  CHECK(tp.read_b == 4);
+  CHECK(check_hard(nt, h100, trans) == std::nullopt);
+  trans.pad = 16;
+  const auto refused = check_hard(nt, h100, trans);
+  REQUIRE(refused.has_value());
+  CHECK(contains(refused->message, "ldmatrix.trans"));
 }

@@ -283,30 +283,50 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
       jobs.push_back({c, pr, Op::N, Op::N});
       problems_of_job.push_back(problems);
     }
-  // FP16 and BF16 through cp.async: op shape TN (copies in stored order), even leading dimensions.
-  for (Precision pr : {Precision::H, Precision::B}) {
-    const std::vector<Problem> problems = {make(pr, Op::T, Op::N, 1000, 1000, 1000),
-                                           make(pr, Op::T, Op::N, 96, 40, 72, 2, 3, 1.0),
-                                           make(pr, Op::T, Op::N, 2, 6, 8)};
+  // FP16 and BF16 through cp.async (copies in stored order, even leading dimensions), every op
+  // shape: k-major tiles (LA1 for op N A, LB1 for op T B) read by ldmatrix.trans.
+  for (Precision pr : {Precision::H, Precision::B})
+    for (auto [a, b] : op_shapes(pr)) {
+      const std::vector<Problem> problems = {make(pr, a, b, 1000, 1000, 1000),
+                                             make(pr, a, b, 96, 40, 72, 2, 3, 1.0),
+                                             make(pr, a, b, 2, 6, 8)};
+      SpaceDomain domain;
+      domain.split_k = {0};
+      domain.async_copy = {1};
+      const auto space = pruned_space(make(pr, a, b, 512, 512, 512), d, domain);
+      std::vector<KernelConfig> candidates;
+      for (size_t i = 0; i < 4000 && !space.empty(); ++i)
+        candidates.push_back(space[(i * 7919 + salt * 104729) % space.size()]);
+      ++salt;
+      const auto picked = pick_valid_for_all(
+          candidates, problems, {0, 3}, [](const KernelConfig& c) { return c.async_copy ? 1 : 0; },
+          jobs, problems_of_job);
+      INFO(to_char(pr) << to_char(a) << to_char(b));
+      CHECK(picked[1] == 3);
+      // And one of them reading its fragments by ldmatrix.
+      const auto by_ldmatrix = pick_valid_for_all(
+          candidates, problems, {0, 1},
+          [](const KernelConfig& c) { return fragments_by_ldmatrix(c, Precision::H) ? 1 : 0; },
+          jobs, problems_of_job);
+      CHECK(by_ldmatrix[1] == 1);
+    }
+  // TF32 k-major tiles, read a word at a time: two of each op shape with LA1 or LB1.
+  for (auto [a, b] : op_shapes(Precision::T)) {
+    if (a != Op::N && b != Op::T) continue;
+    const std::vector<Problem> problems = edge_problems(Precision::T, a, b);
     SpaceDomain domain;
     domain.split_k = {0};
-    domain.async_copy = {1};
-    const auto space = pruned_space(make(pr, Op::T, Op::N, 512, 512, 512), d, domain);
+    const auto space = pruned_space(make(Precision::T, a, b, 512, 512, 512), d, domain);
     std::vector<KernelConfig> candidates;
     for (size_t i = 0; i < 4000 && !space.empty(); ++i)
       candidates.push_back(space[(i * 7919 + salt * 104729) % space.size()]);
     ++salt;
     const auto picked = pick_valid_for_all(
-        candidates, problems, {0, 3}, [](const KernelConfig& c) { return c.async_copy ? 1 : 0; },
-        jobs, problems_of_job);
-    INFO(to_char(pr));
-    CHECK(picked[1] == 3);
-    // And one of them reading its fragments by ldmatrix.
-    const auto by_ldmatrix = pick_valid_for_all(
-        candidates, problems, {0, 1},
-        [](const KernelConfig& c) { return fragments_by_ldmatrix(c, Precision::H) ? 1 : 0; }, jobs,
+        candidates, problems, {0, 2},
+        [](const KernelConfig& c) { return c.smem_a_kmajor || c.smem_b_kmajor ? 1 : 0; }, jobs,
         problems_of_job);
-    CHECK(by_ldmatrix[1] == 1);
+    INFO("T" << to_char(a) << to_char(b));
+    CHECK(picked[1] == 2);
   }
   checked += check_against_reference(jobs, problems_of_job);
   // The model's picks where they split K (few tiles of C) and at a ragged 4097^3.
