@@ -28,17 +28,18 @@ WarpTileTerms mma_terms(const KernelConfig& c, Precision p, const DeviceSpec& d,
   const int rate = c.mma == 1 && d.cc_major >= 9      ? full / 2
                    : shorter_shape && d.cc_major >= 9 ? full * 3 / 4
                                                       : full;
-  const double rounding = p == Precision::T ? 1.0 + bank.fragment_vector_a : 1.0;
+  // Per load of v TF32 values, v roundings: each operand's own vector (a k-major tile reads 1).
+  const auto rounding = [&](int v) { return p == Precision::T ? 1.0 + v : 1.0; };
   // One mma covers rows x 8 x k of C, that is rows/4 x k of a lane's accumulator-k products; its
   // fragments are one element per lane and 4 k, read in 16-byte pairs where the shared layout
   // allows it (H, B, T: the profile's elements per load; TF32 rounds each 4-byte word).
   return {.fmas_per_clock = rate,
           .math_instr = double(c.thr_m()) * c.thr_n() * fmas_per_madd(p) *
                         (4.0 / (double(c.mma_rows()) * c.mma_k())),
-          .fragment_instr = rounding *
-                            (c.thr_m() / double(bank.fragment_vector_a) +
-                             c.thr_n() / 2.0 / bank.fragment_vector_b) /
-                            4.0};
+          .fragment_instr =
+              (rounding(bank.fragment_vector_a) * c.thr_m() / double(bank.fragment_vector_a) +
+               rounding(bank.fragment_vector_b) * c.thr_n() / 2.0 / bank.fragment_vector_b) /
+              4.0};
 }
 
 struct FamilyTerms {

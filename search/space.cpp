@@ -243,6 +243,9 @@ struct Walker {
                      std::numeric_limits<double>::infinity());
     bank_cost_min = std::numeric_limits<double>::infinity();
     KernelConfig c = tiling;
+    // A stage count its main loop runs, as the walk's SharedVector stage has checked unless it is
+    // switched off: the layouts' verdicts then do not depend on which ST built the table.
+    c.stages = c.async_copy ? std::max(2, c.stages) : std::min(2, c.stages);
     for_each_combination(c, shared_reads, [&] {
       // Only layouts the tiling's family and main loop can run set the least cost.
       if (!detail::shared_vector_ok(c, ctx.problem) || !detail::family_layout_ok(c, ctx.problem) ||

@@ -265,7 +265,7 @@ TEST_CASE("families: FP16, BF16 and TF32 run on the mma family only, with their 
         CHECK(fragments_by_ldmatrix(c, p.precision));
       shapes.insert(c.mma);
     }
-    // Op N A copied by cp.async as it is stored (LA1): FP16 and BF16 in every op shape.
+    // Op N A copied by cp.async as it is stored (LA1): here B NN, which had no cp.async kernel.
     if (p.op_a == Op::N)
       CHECK(std::any_of(space.begin(), space.end(), [](const KernelConfig& c) {
         return c.async_copy && c.smem_a_kmajor && c.vec_a > 1;
@@ -350,7 +350,8 @@ TEST_CASE("families: FP16, BF16 and TF32 fragments by ldmatrix where its rows ar
   CHECK(check_hard(h, h100, c) == std::nullopt);
   // k-major tiles (op N A, op T B in stored order, as cp.async copies them) read transposed: the
   // same 4 conflict-free wavefronts an x4, and a kernel the funnel keeps; at PD16 the pitch of
-  // 144 halves puts rows 0 and 2 on the same banks, and FP16 has no other way to read them.
+  // 144 halves (18 x 16 bytes) puts rows 0 and 4 on the same banks, and FP16 has no other way
+  // to read them.
   KernelConfig trans = c;  // 16 threads of 8 halves along M (N), the stored order
   trans.dim_xa = trans.dim_xb = 16;
   trans.dim_ya = trans.dim_yb = 16;

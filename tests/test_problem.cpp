@@ -179,5 +179,7 @@ TEST_CASE("random problems: large sizes only, with the batched share set to 0") 
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("--m ") && !Catch::Contains("--batch "));
-  CHECK(test::run("problems --min-size 1500 --gpu H200").status != 0);
+  const test::Run refused = test::run("problems --min-size 1500 --gpu H200");
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.output, Catch::Contains("--batched-share"));
 }
