@@ -55,6 +55,11 @@ struct Fragments {
 #define GT_LDM_B_LANE(q) \
   GT_LDM_BYTES(SB_INDEX(GT_LDM_B_WORD(q) * LDM_K, WARP_COL0 + GT_LDM_B_TILE(q) * 8 + lane % 8))
 #endif
+// The tiles' shared addresses as 32-bit offsets from one conversion of the base: converting each
+// stage's generic pointer let ptxas build it in 64 bits and move out the low word, and a BK8
+// m16n8k8 register-staged kernel read the high word (the shared window's) as its ldmatrix address.
+const unsigned smem32 = gt_shared_address(smem);
+#define GT_SHARED32(p) (smem32 + GT_LDM_BYTES((p)-smem))
 const unsigned ldm_a[3] = {GT_LDM_A_LANE(lane / 8), GT_LDM_A_LANE(lane / 8 % 2), GT_LDM_A_LANE(0)};
 const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2), GT_LDM_B_LANE(0)};
 // The address of tile t0's rows for the lane offsets of width w (0: x4, 1: x2, 2: x1), from the
@@ -83,7 +88,7 @@ const unsigned ldm_b[3] = {GT_LDM_B_LANE(lane / 8), GT_LDM_B_LANE(lane / 8 % 2),
 // B's fragments of the mma step at kk from the shared tile sb, into b (a step's own, or the next
 // step's registers under GT_STEP_AHEAD).
 auto load_b_fragments = [&](const elem_t* sb, int kk, unsigned (&b)[THR_N / 2][MMA_WORDS]) {
-  const unsigned b32 = gt_shared_address(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
+  const unsigned b32 = GT_SHARED32(sb) + GT_LDM_BYTES(SB_INDEX(kk, 0));
   GT_LDM_ALL(b, GT_LDM_B, THR_N / 2 * MMA_WORDS);
 #pragma unroll
   for (int j = 0; j < THR_N / 2; ++j)
@@ -91,7 +96,7 @@ auto load_b_fragments = [&](const elem_t* sb, int kk, unsigned (&b)[THR_N / 2][M
     for (int w = 0; w < MMA_WORDS; ++w) gt_round_tf32(b[j][w]);
 };
 auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments& f) {
-  const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
+  const unsigned a32 = GT_SHARED32(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
   GT_LDM_ALL(f.a, GT_LDM_A, THR_M * MMA_WORDS);
 #pragma unroll
   for (int i = 0; i < THR_M; ++i)
@@ -105,7 +110,7 @@ auto load_fragments = [&](const elem_t* sa, const elem_t* sb, int kk, Fragments&
 #if MMA_WORDS == 2 && CROSS_BARRIER && BLK_K >= 2 * STEP_K
 #define GT_STEP_AHEAD 1
 auto load_a_pair = [&](const elem_t* sa, int kk, Fragments& f, int p) {
-  const unsigned a32 = gt_shared_address(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
+  const unsigned a32 = GT_SHARED32(sa) + GT_LDM_BYTES(SA_INDEX(0, kk));
   const int t0 = 2 * p;
   gt_ldmatrix_x4<GT_LDM_A_TRANS>(f.a[t0 + GT_LDM_A_TILE(0)][GT_LDM_A_WORD(0)],
                                  f.a[t0 + GT_LDM_A_TILE(1)][GT_LDM_A_WORD(1)],

@@ -13,6 +13,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "kernels/kernels.hpp"
 #include "model/model.hpp"
@@ -283,6 +284,21 @@ TEST_CASE("gpu: FP16, BF16 and TF32 tensor-core kernels agree with the FP64 refe
       jobs.push_back({c, pr, Op::N, Op::N});
       problems_of_job.push_back(problems);
     }
+  // Tiles of one m16n8k8 step (BK8) staged through registers, which faulted at every size while
+  // their ldmatrix addresses came from each stage's generic pointer (warp_mma.cuh's GT_SHARED32).
+  for (const auto& [pr, a, b, id] :
+       {std::tuple{Precision::H, Op::N, Op::N,
+                   "BM128_BN128_BK8_DX8_DY32_DXA64_DXB8_VA1_VB1_LA0_LB0_PD0_PF2_ST2_RS8_MM3"},
+        std::tuple{Precision::B, Op::T, Op::T,
+                   "BM256_BN128_BK8_DX8_DY32_DXA8_DXB128_VA1_VB1_LA0_LB0_PD0_PF0_ST2_ED1_MM3"}}) {
+    const KernelConfig c = KernelConfig::parse(id);
+    const std::vector<Problem> problems = edge_problems(pr, a, b);
+    INFO(to_char(pr) << " " << c.id());
+    REQUIRE(fragments_by_ldmatrix(c, pr));
+    for (const Problem& p : problems) REQUIRE(check_hard(p, d, c) == std::nullopt);
+    jobs.push_back({c, pr, a, b});
+    problems_of_job.push_back(problems);
+  }
   // FP16 and BF16 through cp.async (copies in stored order, even leading dimensions), every op
   // shape: k-major tiles (LA1 for op N A, LB1 for op T B) read by ldmatrix.trans.
   for (Precision pr : {Precision::H, Precision::B})
