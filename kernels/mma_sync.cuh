@@ -116,7 +116,7 @@ __device__ __forceinline__ void gt_load_words(unsigned (&w)[MMA_WORDS], const el
 // Word w of an A row tile (B column tile) is the 8 x 8 matrix of its rows at k + w * LDM_K: lane l
 // receives row l/4, 16-bit values 2(l%4) and 2(l%4) + 1 (one TF32 value, l%4), which is the mma's
 // own fragment layout. Lane l gives the address of row l%8 of matrix l/8 (x4), of matrix
-// (l/8)%2 (x2), or of the one matrix (x1), as a 32-bit shared address (gt_shared_address), so
+// (l/8)%2 (x2), or of the one matrix (x1), as a 32-bit shared address (GT_SHARED32), so
 // that the instructions of one step differ by constants the compiler folds into their addresses.
 // TRANS: the 8 x 8 matrices are stored transposed (rows of k, a k-major tile), and lane l still
 // receives row l/4 of the fragment's matrix, 16-bit values of k 2(l%4) and 2(l%4) + 1.
