@@ -55,9 +55,8 @@ struct Fragments {
 #define GT_LDM_B_LANE(q) \
   GT_LDM_BYTES(SB_INDEX(GT_LDM_B_WORD(q) * LDM_K, WARP_COL0 + GT_LDM_B_TILE(q) * 8 + lane % 8))
 #endif
-// The tiles' shared addresses as 32-bit offsets from one conversion of the base: converting each
-// stage's generic pointer let ptxas build it in 64 bits and move out the low word, and a BK8
-// m16n8k8 register-staged kernel read the high word (the shared window's) as its ldmatrix address.
+// Shared addresses as 32-bit offsets from one conversion of the base: from each stage's generic
+// pointer, BK8 m16n8k8 kernels took the shared window's high word as their ldmatrix address.
 const unsigned smem32 = gt_shared_address(smem);
 #define GT_SHARED32(p) (smem32 + GT_LDM_BYTES((p)-smem))
 const unsigned ldm_a[3] = {GT_LDM_A_LANE(lane / 8), GT_LDM_A_LANE(lane / 8 % 2), GT_LDM_A_LANE(0)};
