@@ -20,7 +20,7 @@ for (int s = 0; s < STAGES - 1; ++s) {
 // blocks cover the barrier or the second set of fragments costs too many registers.
 constexpr int last_step = BLK_K / STEP_K - 1;
 constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
-// FP16, BF16 and TF32 interior blocks run their K tiles in a steady loop (GT_TILE_STEADY(1)), all
+// The mma family's interior blocks run their K tiles in a steady loop (GT_TILE_STEADY(1)), all
 // but the last STAGES - 1 whole tiles and a ragged last one: every copy in it is whole and in
 // bounds, so its body is one basic block with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K)
 // to branch around: ptxas then spreads the copies among the products and keeps no registers for
@@ -104,9 +104,9 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
 #else
 #define GT_TILE_STEADY GT_TILE_SETS
 #endif
-// FP16, BF16 and TF32 only: the SIMT S 128x128x16 kernel took 2 registers more (128 -> 130, past
-// the 2-blocks-per-SM limit), and the FP64 kernels keep the code their recordings measured.
-#define GT_STEADY_LOOP GT_REDUCED
+// The mma family only: the SIMT S 128x128x16 kernel took 2 registers more (128 -> 130, past the
+// 2-blocks-per-SM limit). FP64 and complex mma kernels gained 3.6% on average (bench/RESULTS.md).
+#define GT_STEADY_LOOP GT_MMA
 int kt = 0;
 #if GT_STEADY_LOOP
 if (inside_mn) {
