@@ -183,4 +183,42 @@ DispatchChoice choose_kernel(const Problem& p, const DeviceSpec& d, const std::s
   return c;
 }
 
+DispatchChoice choose_for_sizes(const Problem& representative, const std::vector<Problem>& sizes,
+                                const DeviceSpec& d, const std::string& db_path) {
+  if (sizes.empty()) throw InputError("a variable batch's choice needs at least one matrix");
+  const DispatchChoice for_largest = choose_kernel(representative, d, db_path);
+  const KernelConfig kept = batched_config(for_largest.config, BatchKind::Variable);
+  std::unique_ptr<Database> db;
+  if (std::filesystem::exists(db_path)) db = std::make_unique<Database>(db_path);
+  const ChosenCalibration calibration = choose_calibration("auto", d.name, db.get());
+  const std::vector<Ranked> ranked =
+      rank_for_sizes(representative, sizes, d, 1, calibration.coefficients);
+  const double kept_s = time_for_sizes(representative, sizes, d, kept, calibration.coefficients);
+  DispatchChoice out = for_largest;
+  out.config = kept;
+  const std::string over = " over the batch's " + std::to_string(sizes.size()) + " sizes";
+  if (ranked.empty() || !(ranked.front().prediction.time_s < kept_s)) {
+    out.candidates = {{kept, for_largest.from, kept_s, ""}};
+    out.why = "the representative's kernel (" + std::string(to_string(for_largest.source)) +
+              "), predicted fastest" + over +
+              (for_largest.why.empty() ? "" : "; " + for_largest.why);
+    return out;
+  }
+  const Ranked& best = ranked.front();
+  out.candidates = {{kept, for_largest.from, kept_s, ""},
+                    {best.config, "", best.prediction.time_s, ""}};
+  out.config = best.config;
+  out.source = DispatchSource::Model;
+  out.from = "";
+  out.calibration = calibration.warning.empty()
+                        ? calibration.description
+                        : calibration.description + ": " + calibration.warning;
+  char times[96];
+  std::snprintf(times, sizeof times, "%.1f us against %.1f us", best.prediction.time_s * 1e6,
+                kept_s * 1e6);
+  out.why = "ranked for the sizes: predicted " + std::string(times) + " for the representative's " +
+            to_string(for_largest.source) + " kernel " + kept.id() + over;
+  return out;
+}
+
 }  // namespace gemmtune

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
@@ -60,6 +61,35 @@ struct Entry {
   DispatchChoice choice;
 };
 
+using SizesReader = std::function<std::vector<Problem>()>;
+
+// A variable batch's sizes read back from the device on the call's stream, as problems like the
+// representative; each clamped to the maxima the caller promised, as the launch covers no more.
+std::vector<Problem> read_sizes(const Problem& representative, const int* m, const int* n,
+                                const int* k, std::int64_t batch, CudaStream stream) {
+  std::vector<int> host[3];
+  const std::pair<const char*, const int*> arrays[3] = {{"m", m}, {"n", n}, {"k", k}};
+  for (int i = 0; i < 3; ++i) {
+    host[i].resize(std::size_t(batch));
+    const cudaError_t e =
+        cudaMemcpyAsync(host[i].data(), arrays[i].second, std::size_t(batch) * sizeof(int),
+                        cudaMemcpyDeviceToHost, stream);
+    if (e != cudaSuccess)
+      throw InputError(std::string("gemm_vbatched cannot read the sizes ") + arrays[i].first +
+                       " (" + std::to_string(batch) + " device ints): " + cudaGetErrorString(e));
+  }
+  if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
+    throw InputError(std::string("gemm_vbatched: reading the sizes failed: ") +
+                     cudaGetErrorString(e));
+  std::vector<Problem> out(std::size_t(batch), representative);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].m = std::clamp<std::int64_t>(host[0][i], 0, representative.m);
+    out[i].n = std::clamp<std::int64_t>(host[1][i], 0, representative.n);
+    out[i].k = std::clamp<std::int64_t>(host[2][i], 0, representative.k);
+  }
+  return out;
+}
+
 class Dispatcher {
  public:
   static Dispatcher& get() {
@@ -85,10 +115,11 @@ class Dispatcher {
     }
     entry(p, BatchKind::Strided, true).kernel->launch(p, a, b, c, stream);
   }
-  // `representative` picks and caches the kernel; `call` is what it runs on.
+  // `representative` picks and caches the kernel; `call` is what it runs on. `sizes`, where
+  // given, reads a variable batch's sizes for the first choice (choose_for_sizes).
   void run_batched(const Problem& representative, BatchKind kind, const Problem& call,
-                   const BatchArrays& arrays, CudaStream stream) {
-    entry(representative, kind).kernel->launch_batched(call, arrays, stream);
+                   const BatchArrays& arrays, CudaStream stream, const SizesReader& sizes = {}) {
+    entry(representative, kind, false, sizes).kernel->launch_batched(call, arrays, stream);
   }
   DispatchChoice last(const Problem& p, BatchKind kind) {
     int device = 0;
@@ -102,7 +133,8 @@ class Dispatcher {
   }
 
  private:
-  const Entry& entry(const Problem& p, BatchKind kind, bool scalar_loads = false) {
+  const Entry& entry(const Problem& p, BatchKind kind, bool scalar_loads = false,
+                     const SizesReader& sizes = {}) {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess)
       throw InputError("gemmtune::gemm needs a CUDA GPU; none is usable on this machine");
@@ -110,12 +142,13 @@ class Dispatcher {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end())
-      it = entries_.emplace(key, make_entry(device, p, kind, scalar_loads)).first;
+      it = entries_.emplace(key, make_entry(device, p, kind, scalar_loads, sizes)).first;
     // Entries are never erased while calls may run (only set_dispatch_database clears them).
     return it->second;
   }
 
-  Entry make_entry(int device, const Problem& p, BatchKind kind, bool scalar_loads) {
+  Entry make_entry(int device, const Problem& p, BatchKind kind, bool scalar_loads,
+                   const SizesReader& sizes) {
     auto spec = specs_.find(device);
     if (spec == specs_.end()) spec = specs_.emplace(device, query_local_device()).first;
     Entry e;
@@ -136,8 +169,12 @@ class Dispatcher {
       e.kernel = std::make_unique<LoadedKernel>(cubin, e.choice.config, p.precision);
       return e;
     }
-    e.choice = choose_kernel(p, spec->second, db_path_);
-    e.choice.config = batched_config(e.choice.config, kind);
+    if (kind == BatchKind::Variable && sizes) {
+      e.choice = choose_for_sizes(p, sizes(), spec->second, db_path_);
+    } else {
+      e.choice = choose_kernel(p, spec->second, db_path_);
+      e.choice.config = batched_config(e.choice.config, kind);
+    }
     if (scalar_loads) {
       e.choice.config = scalar_operand_loads(e.choice.config);
       // Estimated registers may grow with scalar loads; the compiler keeps within the launch
@@ -267,7 +304,8 @@ void dispatch_vbatched(Precision precision, Op op_a, Op op_b, const int* m, cons
   const Problem representative = batched_representative(call, BatchKind::Variable);
   if (max_m == 0 || max_n == 0) return;
   const BatchArrays arrays{a, b, c, m, n, k, lda, ldb, ldc};
-  Dispatcher::get().run_batched(representative, BatchKind::Variable, call, arrays, stream);
+  const SizesReader sizes = [&] { return read_sizes(representative, m, n, k, batch, stream); };
+  Dispatcher::get().run_batched(representative, BatchKind::Variable, call, arrays, stream, sizes);
 }
 
 }  // namespace

@@ -52,6 +52,13 @@ struct DispatchChoice {
 // winning. db_path may not exist.
 DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
                              const std::string& db_path);
+// The choice gemm_vbatched() makes on its first call for a representative (the batch's maxima,
+// batched_representative), without a GPU: choose_kernel's kernel for the representative, adapted
+// to the kind, against the model's best for the batch's own sizes (rank_for_sizes, with the same
+// calibration); the one whose predicted time summed over the sizes is least wins. A batch of
+// small matrices under large maxima gets a tile made for them, not for the largest.
+DispatchChoice choose_for_sizes(const Problem& representative, const std::vector<Problem>& sizes,
+                                const DeviceSpec& device, const std::string& db_path);
 
 // ---------------------------------------------------------------- bundles
 // A deployable kernel set: cubins per architecture and a table of problem -> kernel, so that an
@@ -135,6 +142,9 @@ void gemm(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
 // The kernel: the template's source for the batch kind (BATCH_MODE), with the configuration
 // chosen as for a representative strided problem (batched_representative), adapted to the kind
 // (batched_config). The store holds strided tunings only, so neither kind has entries of its own.
+// A variable batch's first call for its representative also reads the sizes m, n, k back from
+// the device (on the stream, which it waits for) and chooses for them (choose_for_sizes); later
+// calls with the same maxima, batch, precision and ops reuse that kernel.
 void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                   const float* const* a_array, std::int64_t lda, const float* const* b_array,
                   std::int64_t ldb, float beta, float* const* c_array, std::int64_t ldc,

@@ -23,7 +23,57 @@ const Problem& quantile(const std::vector<const Problem*>& by_work, double q) {
   return *by_work[i];
 }
 
+// The non-empty matrices of `sizes` in work order (`largest` alone if every C is empty: any
+// kernel will do).
+std::vector<const Problem*> in_work_order(const Problem& largest,
+                                          const std::vector<Problem>& sizes) {
+  std::vector<const Problem*> by_work;
+  for (const Problem& p : sizes)
+    if (p.m > 0 && p.n > 0) by_work.push_back(&p);
+  if (by_work.empty()) by_work.push_back(&largest);
+  std::stable_sort(by_work.begin(), by_work.end(),
+                   [](const Problem* a, const Problem* b) { return work(*a) < work(*b); });
+  return by_work;
+}
+
+// A matrix's sizes as a strided problem of `largest`'s kind.
+Problem like_largest(const Problem& largest, const Problem& s, std::int64_t batch) {
+  Problem p = largest;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = std::max<std::int64_t>(s.k, 1);
+  p.lda = p.ldb = p.ldc = 0;
+  p.batch = batch;
+  return p.normalized();
+}
+
+// The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as a
+// strided batch of the slice's count (so that waves and occupancy count as in the launch, and
+// the counts add up to the batch's non-empty matrices).
+std::vector<Problem> sample_of(const Problem& largest, const std::vector<const Problem*>& by_work) {
+  const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
+  std::vector<Problem> sample;
+  for (std::size_t i = 0; i < n; ++i)
+    sample.push_back(like_largest(largest, *by_work[(2 * i + 1) * total / (2 * n)],
+                                  std::int64_t((i + 1) * total / n - i * total / n)));
+  return sample;
+}
+
+double summed_time(const std::vector<Problem>& sample, const DeviceSpec& device,
+                   const KernelConfig& c, const ModelCoefficients& coefficients) {
+  double summed = 0;
+  for (const Problem& p : sample) summed += predict(p, device, c, coefficients).time_s;
+  return summed;
+}
+
 }  // namespace
+
+double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
+                      const DeviceSpec& device, const KernelConfig& c,
+                      const ModelCoefficients& coefficients) {
+  if (sizes.empty()) throw InputError("a variable batch's time needs at least one matrix");
+  return summed_time(sample_of(largest, in_work_order(largest, sizes)), device, c, coefficients);
+}
 
 std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
                                    const DeviceSpec& device, int top_k,
@@ -37,37 +87,15 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   variable.split_k = {0};
   variable.vec_a = {1};
   variable.vec_b = {1};
-  std::vector<const Problem*> by_work;
-  for (const Problem& p : sizes)
-    if (p.m > 0 && p.n > 0) by_work.push_back(&p);
-  if (by_work.empty()) by_work.push_back(&largest);  // every C empty: any kernel will do
-  std::stable_sort(by_work.begin(), by_work.end(),
-                   [](const Problem* a, const Problem* b) { return work(*a) < work(*b); });
-  // A matrix's sizes as a strided problem of `largest`'s kind.
-  auto like_largest = [&](const Problem& s, std::int64_t batch) {
-    Problem p = largest;
-    p.m = s.m;
-    p.n = s.n;
-    p.k = std::max<std::int64_t>(s.k, 1);
-    p.lda = p.ldb = p.ldc = 0;
-    p.batch = batch;
-    return p.normalized();
-  };
-  // The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as
-  // a strided batch of the slice's count (so that waves and occupancy count as in the launch,
-  // and the counts add up to the batch's non-empty matrices).
-  const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
-  std::vector<Problem> sample;
-  for (std::size_t i = 0; i < n; ++i)
-    sample.push_back(like_largest(*by_work[(2 * i + 1) * total / (2 * n)],
-                                  std::int64_t((i + 1) * total / n - i * total / n)));
+  const std::vector<const Problem*> by_work = in_work_order(largest, sizes);
+  const std::vector<Problem> sample = sample_of(largest, by_work);
   // Candidates: the best for the matrices at a quarter, half and three quarters of the work
   // order, and for the largest; every one valid for the largest, which the launch covers.
   const int per_quantile = std::max(kLeastPerQuantile, top_k);
   std::map<std::string, KernelConfig> candidates;
   for (const double q : {0.25, 0.5, 0.75})
-    for (const Ranked& r : rank_space(like_largest(quantile(by_work, q), 1), device, per_quantile,
-                                      coefficients, variable)
+    for (const Ranked& r : rank_space(like_largest(largest, quantile(by_work, q), 1), device,
+                                      per_quantile, coefficients, variable)
                                .top)
       candidates.emplace(r.config.id(), r.config);
   for (const Ranked& r : rank_space(largest, device, per_quantile, coefficients, variable).top)
@@ -76,9 +104,7 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   for (const auto& [id, c] : candidates) {
     if (check_hard(largest, device, c)) continue;
     Ranked r{c, predict(largest, device, c, coefficients)};
-    double summed = 0;
-    for (const Problem& p : sample) summed += predict(p, device, c, coefficients).time_s;
-    r.prediction.time_s = summed;
+    r.prediction.time_s = summed_time(sample, device, c, coefficients);
     ranked.push_back(std::move(r));
   }
   // Ties (configurations the model cannot tell apart) keep the ids' order.

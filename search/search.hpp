@@ -119,6 +119,11 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
                                    const DeviceSpec& device, int top_k,
                                    const ModelCoefficients& coefficients = {},
                                    const SpaceDomain& domain = {});
+// rank_for_sizes's score of one configuration (as the variable kernel runs it: the caller's to
+// adapt), without its hard-constraint check; throws InputError for no sizes.
+double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
+                      const DeviceSpec& device, const KernelConfig& config,
+                      const ModelCoefficients& coefficients = {});
 
 // ---------------------------------------------------------------- tuning
 

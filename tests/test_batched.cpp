@@ -365,3 +365,52 @@ TEST_CASE("batched: a variable batch's kernels are ranked for its sizes", "[batc
   CHECK_THROWS_AS(rank_for_sizes(largest, sizes, d, 0), InputError);
   CHECK_THROWS_AS(rank_for_sizes(largest, {}, d, 4), InputError);
 }
+
+TEST_CASE("batched: a variable batch's call chooses its kernel for its sizes", "[batched]") {
+  const DeviceSpec d = find_builtin_device("H200");
+  const std::string no_store = "/nonexistent/gemmtune.db";
+  Problem call;
+  call.precision = Precision::D;
+  call.m = call.n = call.k = 512;
+  call.batch = 2000;
+  const Problem largest = batched_representative(call, BatchKind::Variable);
+  std::uint64_t x = 11;
+  auto sizes_up_to = [&](std::int64_t most) {  // uniform in [1, most], a fixed sequence
+    std::vector<Problem> sizes;
+    for (int i = 0; i < 2000; ++i) {
+      Problem p = largest;
+      for (std::int64_t* v : {&p.m, &p.n, &p.k}) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        *v = std::int64_t(x >> 33) % most + 1;
+      }
+      sizes.push_back(p);
+    }
+    return sizes;
+  };
+  const KernelConfig for_largest =
+      batched_config(choose_kernel(largest, d, no_store).config, BatchKind::Variable);
+  // Matrices of at most 32 under maxima of 512: a tile made for them, predicted faster over them.
+  const DispatchChoice small = choose_for_sizes(largest, sizes_up_to(32), d, no_store);
+  INFO(small.why);
+  CHECK_FALSE(small.config == for_largest);
+  CHECK(small.config.blk_m * small.config.blk_n < for_largest.blk_m * for_largest.blk_n);
+  CHECK(small.config.split_k == 0);
+  CHECK(small.config.vec_a == 1);
+  CHECK(small.config.vec_b == 1);
+  CHECK_FALSE(check_hard(largest, d, small.config).has_value());
+  REQUIRE(small.candidates.size() == 2);
+  CHECK(small.candidates[0].config == for_largest);
+  CHECK(small.candidates[1].predicted_s < small.candidates[0].predicted_s);
+  CHECK(small.why.find("ranked for the sizes") != std::string::npos);
+  // Matrices up to the maxima: a larger tile than for the small ones.
+  const DispatchChoice full = choose_for_sizes(largest, sizes_up_to(512), d, no_store);
+  CHECK(full.config.blk_m * full.config.blk_n > small.config.blk_m * small.config.blk_n);
+  CHECK(full.candidates.back().predicted_s <= full.candidates.front().predicted_s);
+  CHECK_THROWS_AS(choose_for_sizes(largest, {}, d, no_store), InputError);
+  // The score is rank_for_sizes's: its best scores what it ranked it at.
+  const std::vector<Problem> sizes = sizes_up_to(512);
+  const Ranked first = rank_for_sizes(largest, sizes, d, 1).at(0);
+  CHECK(time_for_sizes(largest, sizes, d, first.config) == first.prediction.time_s);
+  CHECK(time_for_sizes(largest, sizes, d, for_largest) > 0);
+  CHECK_THROWS_AS(time_for_sizes(largest, {}, d, for_largest), InputError);
+}

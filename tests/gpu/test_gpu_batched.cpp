@@ -211,6 +211,30 @@ TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and e
   }
 }
 
+TEST_CASE("gpu: gemm_vbatched chooses its kernel for the batch's sizes", "[gpu][batched]") {
+  const EmptyStore store;
+  // 300 matrices of at most 24 and one of 256: the launch covers 256, the work is in the small
+  // ones, so the model's kernel for the sizes is another than the one for the largest.
+  std::vector<MatrixShape> shapes = random_shapes(300, 24, 31);
+  shapes.push_back(MatrixShape{256, 256, 256});
+  for (Precision p : {Precision::S, Precision::D}) {
+    const BatchedData data(p, Op::N, Op::T, shapes, alpha_of(p), beta_of(p, false), 31);
+    run_and_check(data, p, BatchKind::Variable, std::string{to_char(p)} + " small under 256");
+    const Problem representative =
+        batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
+    const DispatchChoice used = last_dispatch(representative, BatchKind::Variable);
+    const DeviceSpec d = query_local_device();
+    const DispatchChoice expected = choose_for_sizes(
+        representative, matrix_problems(representative, shapes), d, store.path.string());
+    INFO(used.why);
+    CHECK(used.config == expected.config);
+    CHECK(used.why.find("ranked for the sizes") != std::string::npos);
+    CHECK_FALSE(used.config ==
+                batched_config(choose_kernel(representative, d, store.path.string()).config,
+                               BatchKind::Variable));
+  }
+}
+
 TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, split-K included",
           "[gpu][batched]") {
   GpuSession session(0);  // a current context for the loaded modules
@@ -291,7 +315,7 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
   }
 }
 
-TEST_CASE("gpu: the batched calls dispatch as their representative strided problem",
+TEST_CASE("gpu: the batched calls dispatch as their representative, variable ones for their sizes",
           "[gpu][batched]") {
   const EmptyStore store;
   const BatchedData data(Precision::D, Op::N, Op::N, random_shapes(8, 90, 21), {1, 0}, {0, 0}, 21);
@@ -299,8 +323,10 @@ TEST_CASE("gpu: the batched calls dispatch as their representative strided probl
   const Problem representative =
       batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
   const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
-  const DispatchChoice strided = choose_kernel(representative, query_local_device(), store.path);
-  CHECK(choice.config == batched_config(strided.config, BatchKind::Variable));
+  const DispatchChoice expected =
+      choose_for_sizes(representative, matrix_problems(representative, data.shapes()),
+                       query_local_device(), store.path.string());
+  CHECK(choice.config == expected.config);
   CHECK(choice.config.vec_a == 1);
   CHECK(choice.config.splits() == 1);
   CHECK_THROWS_AS(last_dispatch(representative), InputError);  // never a strided call
