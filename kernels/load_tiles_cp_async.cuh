@@ -66,7 +66,7 @@ auto copy_tiles = [&](int s, int k0) {
   if (inside_mn && k0 + BLK_K <= K) {
     // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
     // path below costs ~10 integer instructions per copy (H200 profile). Not copy_part(s, k0, 0,
-    // 1): its addressing compiles the FP64 mma kernels to other SASS than their recordings'.
+    // 1): its addressing compiles the general loop to other SASS, never measured on a GPU.
     const elem_t* pa = GT_A_AT_K(k0);
 #pragma unroll
     for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)

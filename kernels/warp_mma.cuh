@@ -11,7 +11,7 @@
 #define COL_OF(j) (WARP_COL0 + ((j) / 2) * 8 + (lane % 4) * 2 + (j) % 2)
 // Column tile of the jj-th product of row tile i: odd row pairs walk the columns backwards
 // (CUTLASS's serpentine), so consecutive products share an A or a B fragment (.reuse). FP16,
-// BF16 and TF32 only: the FP64 kernels keep the order their recordings were measured with.
+// BF16 and TF32 only: the FP64 kernels' order with it was never measured on a GPU.
 #if GT_REDUCED
 #define GT_SERPENTINE(i, jj) (((i) / GT_MMA_ROWS) % 2 ? THR_N / 2 - 1 - (jj) : (jj))
 #else

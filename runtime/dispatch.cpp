@@ -63,29 +63,49 @@ struct Entry {
 
 using SizesReader = std::function<std::vector<Problem>()>;
 
-// A variable batch's sizes read back from the device on the call's stream, as problems like the
-// representative; each clamped to the maxima the caller promised, as the launch covers no more.
-std::vector<Problem> read_sizes(const Problem& representative, const int* m, const int* n,
-                                const int* k, std::int64_t batch, CudaStream stream) {
-  std::vector<int> host[3];
-  const std::pair<const char*, const int*> arrays[3] = {{"m", m}, {"n", n}, {"k", k}};
-  for (int i = 0; i < 3; ++i) {
-    host[i].resize(std::size_t(batch));
-    const cudaError_t e =
-        cudaMemcpyAsync(host[i].data(), arrays[i].second, std::size_t(batch) * sizeof(int),
-                        cudaMemcpyDeviceToHost, stream);
+// A variable batch's sizes and leading dimensions read back from the device on the call's stream
+// (which this waits for), checked against the call's maxima, as problems like the representative.
+// Throws InputError naming the first bad matrix.
+std::vector<Problem> read_sizes(const Problem& call, const Problem& representative,
+                                const BatchArrays& arrays, CudaStream stream) {
+  const std::size_t count = std::size_t(call.batch);
+  enum { M, N, K, LDA, LDB, LDC };
+  const char* names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+  const int* device[6] = {arrays.m, arrays.n, arrays.k, arrays.lda, arrays.ldb, arrays.ldc};
+  std::vector<int> host[6];
+  for (int f = 0; f < 6; ++f) {
+    host[f].resize(count);
+    const cudaError_t e = cudaMemcpyAsync(host[f].data(), device[f], count * sizeof(int),
+                                          cudaMemcpyDeviceToHost, stream);
     if (e != cudaSuccess)
-      throw InputError(std::string("gemm_vbatched cannot read the sizes ") + arrays[i].first +
-                       " (" + std::to_string(batch) + " device ints): " + cudaGetErrorString(e));
+      throw InputError(std::string("gemm_vbatched cannot read ") + names[f] + " (" +
+                       std::to_string(count) + " device ints): " + cudaGetErrorString(e));
   }
   if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess)
-    throw InputError(std::string("gemm_vbatched: reading the sizes failed: ") +
+    throw InputError(std::string("gemm_vbatched: the stream failed before its sizes were read: ") +
                      cudaGetErrorString(e));
-  std::vector<Problem> out(std::size_t(batch), representative);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i].m = std::clamp<std::int64_t>(host[0][i], 0, representative.m);
-    out[i].n = std::clamp<std::int64_t>(host[1][i], 0, representative.n);
-    out[i].k = std::clamp<std::int64_t>(host[2][i], 0, representative.k);
+  const std::int64_t most[3] = {call.m, call.n, call.k};
+  const char* maxima[3] = {"max_m", "max_n", "max_k"};
+  std::vector<Problem> out(count, representative);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto bad = [&](int f, const std::string& limit) {
+      throw InputError("gemm_vbatched: matrix " + std::to_string(i) + " has " + names[f] + " = " +
+                       std::to_string(host[f][i]) + ", " + limit);
+    };
+    for (int f = M; f <= K; ++f) {
+      if (host[f][i] < 0) bad(f, "below 0");
+      if (host[f][i] > most[f])
+        bad(f, std::string("above ") + maxima[f] + " = " + std::to_string(most[f]));
+    }
+    const std::int64_t m = host[M][i], n = host[N][i], k = host[K][i];
+    // Rows of A, B and C as stored (column-major): op N keeps them, T and C swap.
+    const std::int64_t rows[3] = {call.op_a == Op::N ? m : k, call.op_b == Op::N ? k : n, m};
+    for (int f = LDA; f <= LDC; ++f)
+      if (host[f][i] < std::max<std::int64_t>(1, rows[f - LDA]))
+        bad(f, "below its rows (" + std::to_string(std::max<std::int64_t>(1, rows[f - LDA])) + ")");
+    out[i].m = m;
+    out[i].n = n;
+    out[i].k = k;
   }
   return out;
 }
@@ -304,7 +324,7 @@ void dispatch_vbatched(Precision precision, Op op_a, Op op_b, const int* m, cons
   const Problem representative = batched_representative(call, BatchKind::Variable);
   if (max_m == 0 || max_n == 0) return;
   const BatchArrays arrays{a, b, c, m, n, k, lda, ldb, ldc};
-  const SizesReader sizes = [&] { return read_sizes(representative, m, n, k, batch, stream); };
+  const SizesReader sizes = [&] { return read_sizes(call, representative, arrays, stream); };
   Dispatcher::get().run_batched(representative, BatchKind::Variable, call, arrays, stream, sizes);
 }
 

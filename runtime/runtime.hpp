@@ -55,7 +55,9 @@ DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
 // The choice gemm_vbatched() makes on its first call for a representative (the batch's maxima,
 // batched_representative), without a GPU: choose_kernel's kernel for the representative, adapted
 // to the kind, against the model's best for the batch's own sizes (rank_for_sizes, with the same
-// calibration); the one whose predicted time summed over the sizes is least wins. A batch of
+// calibration); the one predicted faster summed over the sizes wins. A kernel tuned for the
+// representative (stored, or a neighbour's) keeps its measured standing: the pick's time is
+// scaled by the tuned kernel's prediction at the maxima over the model's best there. A batch of
 // small matrices under large maxima gets a tile made for them, not for the largest.
 DispatchChoice choose_for_sizes(const Problem& representative, const std::vector<Problem>& sizes,
                                 const DeviceSpec& device, const std::string& db_path);
@@ -132,19 +134,21 @@ void gemm(Precision precision, Op op_a, Op op_b, std::int64_t m, std::int64_t n,
 // c_array[i] (device arrays of device pointers), one shape and leading dimensions for all.
 // Variable-size batches (as MAGMA's vbatched): matrix i's m[i], n[i], k[i], lda[i], ldb[i],
 // ldc[i] in device int arrays too, one launch whose grid covers max_m x max_n (host-known; every
-// m[i] <= max_m and n[i] <= max_n, lda[i] >= its rows of A, and so on, is the caller's promise:
-// the values are on the device and go unchecked). Sizes may be 0: an empty C is left alone, and
-// K = 0 gives C = beta * C. Pointers must be aligned as gemm()'s are (cudaMalloc's alignment,
-// or at least 16 bytes). batch is 1 to 65535; arrays must not be null. Throws InputError naming
-// the bad argument and its limit. A dispatch bundle (set_dispatch_bundle) holds strided kernels
-// only: batched calls then throw.
+// m[i] <= max_m, n[i] <= max_n, k[i] <= max_k, lda[i] >= its rows of A, and so on, is the
+// caller's promise, checked on the first call for a representative only, below). Sizes may be 0: an
+// empty C is left alone, and K = 0 gives C = beta * C. Pointers must be aligned as gemm()'s are
+// (cudaMalloc's alignment, or at least 16 bytes). batch is 1 to 65535; arrays must not be null.
+// Throws InputError naming the bad argument and its limit. A dispatch bundle (set_dispatch_bundle)
+// holds strided kernels only: batched calls then throw.
 //
 // The kernel: the template's source for the batch kind (BATCH_MODE), with the configuration
 // chosen as for a representative strided problem (batched_representative), adapted to the kind
 // (batched_config). The store holds strided tunings only, so neither kind has entries of its own.
-// A variable batch's first call for its representative also reads the sizes m, n, k back from
-// the device (on the stream, which it waits for) and chooses for them (choose_for_sizes); later
-// calls with the same maxima, batch, precision and ops reuse that kernel.
+// A variable batch's first call for its representative also reads the sizes and leading
+// dimensions back from the device (on the stream, which it waits for: that call cannot be
+// captured in a CUDA graph), throws InputError naming the first matrix that breaks the promise,
+// and chooses for the sizes (choose_for_sizes); later calls with the same maxima, batch,
+// precision and ops reuse that kernel and read nothing back.
 void gemm_batched(Op op_a, Op op_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                   const float* const* a_array, std::int64_t lda, const float* const* b_array,
                   std::int64_t ldb, float beta, float* const* c_array, std::int64_t ldc,
@@ -189,7 +193,8 @@ void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k,
 
 // The dispatch rule of the batched calls, without a GPU. `call` holds the call's precision, ops,
 // batch, and sizes (a variable batch: its maxima; leading dimensions unused). The representative
-// is the strided problem the kernel is chosen for: pointer-array, the call's own shape
+// is the strided problem the kernel is chosen for (a variable batch: with its sizes,
+// choose_for_sizes) and cached under: pointer-array, the call's own shape
 // (leading dimensions and batch included), K at least 1; variable, the maxima packed (K at least
 // 1). Throws InputError as the batched calls do for negative sizes or a bad batch.
 Problem batched_representative(const Problem& call, BatchKind kind);

@@ -68,6 +68,13 @@ double summed_time(const std::vector<Problem>& sample, const DeviceSpec& device,
 
 }  // namespace
 
+SpaceDomain variable_batch_domain(SpaceDomain domain) {
+  domain.split_k = {0};
+  domain.vec_a = {1};
+  domain.vec_b = {1};
+  return domain;
+}
+
 double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
                       const DeviceSpec& device, const KernelConfig& c,
                       const ModelCoefficients& coefficients) {
@@ -81,12 +88,7 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
                                    const SpaceDomain& domain) {
   if (top_k < 1) throw InputError("top k = " + std::to_string(top_k) + " must be >= 1");
   if (sizes.empty()) throw InputError("a variable batch's ranking needs at least one matrix");
-  // As a variable batch's kernel runs: no split-K (its matrices share no K), one element per
-  // global load of A and B (their leading dimensions differ by matrix).
-  SpaceDomain variable = domain;
-  variable.split_k = {0};
-  variable.vec_a = {1};
-  variable.vec_b = {1};
+  const SpaceDomain variable = variable_batch_domain(domain);
   const std::vector<const Problem*> by_work = in_work_order(largest, sizes);
   const std::vector<Problem> sample = sample_of(largest, by_work);
   // Candidates: the best for the matrices at a quarter, half and three quarters of the work

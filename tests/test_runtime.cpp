@@ -175,3 +175,52 @@ TEST_CASE("runtime: the tensor-core gemm takes h, b and t only", "[runtime]") {
                       Catch::Contains("takes h, b or t") && Catch::Contains("typed calls"));
   }
 }
+
+TEST_CASE("runtime: a variable batch weighs a tuned kernel for its maxima against the sizes' pick",
+          "[runtime]") {
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  const auto path = std::filesystem::temp_directory_path() / "gemmtune_vbatched_choice_test.db";
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
+  Problem call = shape(512, 512, 512);
+  call.precision = Precision::D;
+  call.batch = 2000;
+  const Problem representative = batched_representative(call, BatchKind::Variable);
+  auto sizes_up_to = [&](std::int64_t most) {  // a fixed sequence in [1, most]
+    std::vector<Problem> sizes(2000, representative);
+    std::uint64_t x = 5;
+    for (Problem& p : sizes)
+      for (std::int64_t* v : {&p.m, &p.n, &p.k}) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        *v = std::int64_t(x >> 33) % most + 1;
+      }
+    return sizes;
+  };
+  // The store holds no calibration: the shipped one ranks.
+  const ModelCoefficients k = coefficients_from_json(shipped_calibration(d.name)->json);
+  // The representative tuned: its kernel is stored, measured at its maxima.
+  const std::string tuned = rank_space(representative, d, 40).top.back().config.id();
+  Database(path.string()).add_all({stored(representative, tuned.c_str(), 1e-3)});
+  const KernelConfig kept = batched_config(KernelConfig::parse(tuned), BatchKind::Variable);
+  for (const std::int64_t most : {512, 24}) {
+    const std::vector<Problem> sizes = sizes_up_to(most);
+    const DispatchChoice c = choose_for_sizes(representative, sizes, d, path.string());
+    INFO(most << ": " << c.why);
+    REQUIRE(c.candidates.size() == 2);
+    // The stored kernel, its time over the sizes as the model predicts it.
+    CHECK(c.candidates[0].config == kept);
+    CHECK(c.candidates[0].from == representative.shape_id());
+    CHECK(c.candidates[0].predicted_s == time_for_sizes(representative, sizes, d, kept, k));
+    // The pick's time carries the stored kernel's standing at the maxima against the model's own
+    // best there: never below what the model predicts for the pick itself.
+    const Ranked pick = rank_for_sizes(representative, sizes, d, 1, k).at(0);
+    CHECK(c.candidates[1].config == pick.config);
+    CHECK(c.candidates[1].predicted_s >= pick.prediction.time_s);
+    CHECK(c.config == (c.candidates[1].predicted_s < c.candidates[0].predicted_s
+                           ? c.candidates[1].config
+                           : kept));
+  }
+  // Matrices of at most 24 under maxima of 512: the sizes' pick wins even so.
+  CHECK(choose_for_sizes(representative, sizes_up_to(24), d, path.string()).source ==
+        DispatchSource::Model);
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
+}
