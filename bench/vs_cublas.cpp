@@ -1,20 +1,24 @@
 // Benchmark: hybrid-tune each shape on the local GPU (every attempt stored), then time the
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME,...]
-//             [--domain full|compact] [--set targets|wins|all|batched] [--calibration FILE.json]
-// --calibration: the model's coefficients as `gemmtune calibrate` exports them (default: none,
-// the uncalibrated model).
+//             [--domain full|compact] [--set targets|wins|all|batched]
+//             [--calibration auto|none|FILE.json]
+// --calibration: auto (the default: as `gemmtune tune` ranks, the store's calibration for the
+// GPU, else the shipped one), none (the uncalibrated model), or a JSON file of `gemmtune
+// calibrate`.
 // targets: the shapes with ratio targets in bench/RESULTS.md (squares, the seeds' LU updates, K =
 // 32, odd sizes); wins: where the seeds expect a tuned kernel to beat a library's general
 // heuristics (thin problems with a long K that need split-K, and seed 004's batches of small
 // matrices).
 // batched: batches of one shape (strided and pointer arrays) and of variable sizes, each kind's
-// gemmtune kernel (the tuned representative's winner, as gemm_batched / gemm_vbatched dispatch
-// it) beside cuBLAS's strided, pointer-array (cublasGemmBatchedEx) and grouped
+// gemmtune kernel (the tuned representative's winner, as gemm_batched dispatches it; a variable
+// batch also through gemm_vbatched itself, which chooses for the sizes, and the model's best 8 for
+// the sizes) beside cuBLAS's strided, pointer-array (cublasGemmBatchedEx) and grouped
 // (cublasGemmGroupedBatchedEx) calls and a loop of one cublasGemmEx per matrix; --precision takes
 // any of s, d, c, z here.
 #include <algorithm>
 #include <chrono>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -124,6 +128,30 @@ bool cublas_ran(cublasStatus_t status, std::string& why) {
   return false;
 }
 
+// gemmtune::gemm_vbatched on the variable batch's arrays, typed by precision (alpha 1, beta 0):
+// the runtime's own choice for the sizes, read back on its first call.
+template <typename T>
+void call_vbatched(const BatchArrays& x, const Problem& maxima, cudaStream_t stream) {
+  gemm_vbatched(Op::N, Op::N, x.m, x.n, x.k, T(1), static_cast<const T* const*>(x.a), x.lda,
+                static_cast<const T* const*>(x.b), x.ldb, T(0),
+                static_cast<T* const*>(const_cast<void*>(x.c)), x.ldc, maxima.batch, maxima.m,
+                maxima.n, maxima.k, stream);
+}
+void call_vbatched(Precision p, const BatchArrays& x, const Problem& maxima, cudaStream_t stream) {
+  switch (p) {
+    case Precision::S:
+      return call_vbatched<float>(x, maxima, stream);
+    case Precision::D:
+      return call_vbatched<double>(x, maxima, stream);
+    case Precision::C:
+      return call_vbatched<std::complex<float>>(x, maxima, stream);
+    case Precision::Z:
+      return call_vbatched<std::complex<double>>(x, maxima, stream);
+    default:
+      throw std::logic_error("vs_cublas: variable batches of s, d, c and z only");
+  }
+}
+
 // Verifies each contender once on a reset C, then times them twice in turn (same run, same
 // buffers), each keeping its better median.
 void run_contenders(std::vector<Contender>& contenders, const BatchedData& data,
@@ -146,8 +174,9 @@ void run_contenders(std::vector<Contender>& contenders, const BatchedData& data,
 int run_batched_set(const std::string& precisions, const std::string& only, double seconds,
                     const SpaceDomain& domain, const ModelCoefficients& coefficients,
                     const TimingOptions& timing, GpuEvaluator& evaluator, GpuSession& session,
-                    Database& db) {
+                    Database& db, const std::string& db_path) {
   const DeviceSpec& d = session.device();
+  set_dispatch_database(db_path);  // gemm_vbatched reads the representative's tuning here
   const gpu::Stream stream;
   const gpu::Cublas cublas;
   cublasHandle_t h = cublas.get();
@@ -256,6 +285,19 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
                                 return true;
                               },
                               size_kernels[i]->config().id()});
+      if (s.variable) {
+        // Its configuration as the call chooses it (the same rule, without the GPU).
+        const Problem maxima = data.call(kind);
+        const DispatchChoice choice = choose_for_sizes(
+            representative, matrix_problems(representative, data.shapes()), d, db_path);
+        std::printf("%-4c %-20s gemm_vbatched chooses %s\n", pc, s.name, choice.why.c_str());
+        contenders.push_back({"gemmtune gemm_vbatched",
+                              [&, p, maxima](std::string&) {
+                                call_vbatched(p, arrays, maxima, stream.get());
+                                return true;
+                              },
+                              choice.config.id() + " (" + to_string(choice.source) + ")"});
+      }
       if (!s.variable) {
         const Problem c = data.call(BatchKind::Strided);
         contenders.push_back({"gemmtune strided", [&, c](std::string&) {
@@ -345,13 +387,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--calibration"))
       calibration = argv[i + 1];
   }
-  ModelCoefficients coefficients;
-  try {
-    if (!calibration.empty()) coefficients = coefficients_from_file(calibration);
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "vs_cublas: %s\n", e.what());
-    return 2;
-  }
+  if (calibration.empty()) calibration = "auto";
   if (set != "targets" && set != "wins" && set != "all" && set != "batched") {
     std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all, batched\n",
                  set.c_str());
@@ -376,9 +412,19 @@ int main(int argc, char** argv) {
   const DeviceSpec& d = session.device();
   Database db(db_path);
   db.save_device(d);
+  ModelCoefficients coefficients;
+  try {
+    const ChosenCalibration chosen = choose_calibration(calibration, d.name, &db);
+    coefficients = chosen.coefficients;
+    std::printf("calibration: %s%s%s\n", chosen.description.c_str(),
+                chosen.warning.empty() ? "" : "; ", chosen.warning.c_str());
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "vs_cublas: %s\n", e.what());
+    return 2;
+  }
   if (set == "batched")
     return run_batched_set(precisions, only, seconds, SpaceDomain::named(domain), coefficients,
-                           timing, evaluator, session, db);
+                           timing, evaluator, session, db, db_path);
   std::printf("%-4s %-22s %-18s %10s %10s %7s %7s %6s %6s %9s %9s  %s\n", "prec", "shape", "MxNxK",
               "cuBLAS", "tuned", "ratio", "tune_s", "evals", "model1", "err_cublas", "err_tuned",
               "best config");
