@@ -47,22 +47,32 @@ Problem like_largest(const Problem& largest, const Problem& s, std::int64_t batc
   return p.normalized();
 }
 
-// The sample: the work order cut into up to 64 slices, each stood for by its middle matrix as a
-// strided batch of the slice's count (so that waves and occupancy count as in the launch, and
-// the counts add up to the batch's non-empty matrices).
-std::vector<Problem> sample_of(const Problem& largest, const std::vector<const Problem*>& by_work) {
+// One slice of the work order: its middle matrix as a strided batch of every non-empty matrix
+// (one launch runs them all: its waves, occupancy and launch cost are the whole batch's), and
+// the slice's share of the batch.
+struct Slice {
+  Problem problem;
+  double share = 0;
+};
+
+// The sample: the work order cut into up to 64 slices. Each slice's prediction stands for the
+// batch as if every matrix were the slice's; the shares weigh them into one launch's time
+// (summing a launch per slice would count the launch cost and a wave tail 64 times over).
+std::vector<Slice> sample_of(const Problem& largest, const std::vector<const Problem*>& by_work) {
   const std::size_t total = by_work.size(), n = std::min(kSampleSize, total);
-  std::vector<Problem> sample;
+  std::vector<Slice> sample;
   for (std::size_t i = 0; i < n; ++i)
-    sample.push_back(like_largest(largest, *by_work[(2 * i + 1) * total / (2 * n)],
-                                  std::int64_t((i + 1) * total / n - i * total / n)));
+    sample.push_back(
+        {like_largest(largest, *by_work[(2 * i + 1) * total / (2 * n)], std::int64_t(total)),
+         double((i + 1) * total / n - i * total / n) / double(total)});
   return sample;
 }
 
-double summed_time(const std::vector<Problem>& sample, const DeviceSpec& device,
+double summed_time(const std::vector<Slice>& sample, const DeviceSpec& device,
                    const KernelConfig& c, const ModelCoefficients& coefficients) {
   double summed = 0;
-  for (const Problem& p : sample) summed += predict(p, device, c, coefficients).time_s;
+  for (const Slice& s : sample)
+    summed += s.share * predict(s.problem, device, c, coefficients).time_s;
   return summed;
 }
 
@@ -90,7 +100,7 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   if (sizes.empty()) throw InputError("a variable batch's ranking needs at least one matrix");
   const SpaceDomain variable = variable_batch_domain(domain);
   const std::vector<const Problem*> by_work = in_work_order(largest, sizes);
-  const std::vector<Problem> sample = sample_of(largest, by_work);
+  const std::vector<Slice> sample = sample_of(largest, by_work);
   // Candidates: the best for the matrices at a quarter, half and three quarters of the work
   // order, and for the largest; every one valid for the largest, which the launch covers.
   const int per_quantile = std::max(kLeastPerQuantile, top_k);

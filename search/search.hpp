@@ -110,9 +110,9 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
 // matrix alone: candidates are the best of the space as a variable batch's kernel runs (no
 // split-K, one element per global load of A and B) for the matrices at a quarter, half and three
 // quarters of the batch's work and for `largest` (the maxima, which the launch covers: every
-// candidate is valid for it), max(16, top_k) of each; each is scored by the model's time summed
-// over up to 64 slices of the batch's non-empty matrices in work order, each slice's middle
-// matrix standing for its count. prediction is the candidate's for
+// candidate is valid for it), max(16, top_k) of each; each is scored as one launch: up to 64
+// slices of the batch's non-empty matrices in work order, each slice's middle matrix predicted as
+// a strided batch of all of them, weighed by the slice's share. prediction is the candidate's for
 // `largest`, except time_s, the summed score. Best first; throws InputError for top_k < 1 or no
 // sizes.
 std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,

@@ -416,4 +416,16 @@ TEST_CASE("batched: a variable batch's call chooses its kernel for its sizes", "
   CHECK(time_for_sizes(largest, sizes, d, first.config) == first.prediction.time_s);
   CHECK(time_for_sizes(largest, sizes, d, for_largest) > 0);
   CHECK_THROWS_AS(time_for_sizes(largest, {}, d, for_largest), InputError);
+  // One launch runs the batch: matrices all of one size score as that size's strided batch (one
+  // launch cost, one wave tail), not as a launch per slice of the batch.
+  Problem one = largest;
+  one.m = 100;
+  one.n = 60;
+  one.k = 200;
+  one.batch = 1;
+  Problem strided = one;
+  strided.batch = 2000;
+  strided = strided.normalized();
+  CHECK(time_for_sizes(largest, std::vector<Problem>(2000, one), d, for_largest) ==
+        Approx(predict(strided, d, for_largest).time_s).epsilon(1e-12));
 }
