@@ -289,11 +289,19 @@ struct TuningParameter {
   // indirect call, too dear in the walk's innermost loops. nullptr: the walk calls set.
   int KernelConfig::*walk_member = nullptr;
   unsigned families = kEveryFamily;  // KernelFamily bits
+  // The one value a variable-size batch's kernel takes, unset where any will do: no split-K (its
+  // matrices share no K), one element per global load of A and B (their leading dimensions
+  // differ by matrix).
+  std::optional<int> variable_batch{};
 };
 // In the canonical order of ids and CSV columns.
 const std::vector<TuningParameter>& tuning_parameters();
 // Throws InputError naming the token and listing the known ones.
 const TuningParameter& tuning_parameter(std::string_view token);
+// A chosen configuration as a variable-size batch's kernel runs it, and the space of such kernels
+// (each parameter's variable_batch value).
+KernelConfig variable_batch_config(KernelConfig c);
+SpaceDomain variable_batch_domain(SpaceDomain domain);
 
 // ---------------------------------------------------------------- device description
 

@@ -172,7 +172,8 @@ std::vector<TuningParameter> declare() {
        .tiling = true,
        .ordered = true,
        .refine_rank = 8,
-       .families = kEveryFamily},
+       .families = kEveryFamily,
+       .variable_batch = 1},
       {.token = "VB",
        .get = get<&K::vec_b>,
        .set = set<&K::vec_b>,
@@ -187,7 +188,8 @@ std::vector<TuningParameter> declare() {
        .tiling = true,
        .ordered = true,
        .refine_rank = 9,
-       .families = kEveryFamily},
+       .families = kEveryFamily,
+       .variable_batch = 1},
       {.token = "LA",
        .get = get<&K::smem_a_kmajor>,
        .set = set<&K::smem_a_kmajor>,
@@ -381,7 +383,8 @@ std::vector<TuningParameter> declare() {
        .tiling = true,
        .ordered = true,
        .refine_rank = 13,
-       .families = kEveryFamily},
+       .families = kEveryFamily,
+       .variable_batch = 0},
       {.token = "VC",
        .get = get<&K::vec_c>,
        .set = set<&K::vec_c>,
@@ -485,6 +488,18 @@ double SpaceDomain::variant_count() const {
   for (const TuningParameter& p : tuning_parameters())
     if (p.domain && !p.tiling) count *= double((this->*p.domain).size());
   return count;
+}
+
+KernelConfig variable_batch_config(KernelConfig c) {
+  for (const TuningParameter& p : tuning_parameters())
+    if (p.variable_batch) p.set(c, *p.variable_batch);
+  return c;
+}
+
+SpaceDomain variable_batch_domain(SpaceDomain domain) {
+  for (const TuningParameter& p : tuning_parameters())
+    if (p.variable_batch && p.domain) domain.*p.domain = {*p.variable_batch};
+  return domain;
 }
 
 }  // namespace gemmtune

@@ -356,9 +356,7 @@ Problem batched_representative(const Problem& call, BatchKind kind) {
 }
 
 KernelConfig batched_config(KernelConfig chosen, BatchKind kind) {
-  if (kind != BatchKind::Variable) return chosen;
-  chosen.split_k = 0;
-  return scalar_operand_loads(chosen);
+  return kind == BatchKind::Variable ? variable_batch_config(chosen) : chosen;
 }
 
 KernelConfig scalar_operand_loads(KernelConfig c) {

@@ -199,9 +199,9 @@ void gemm_vbatched(Op op_a, Op op_b, const int* m, const int* n, const int* k,
 // 1). Throws InputError as the batched calls do for negative sizes or a bad batch.
 Problem batched_representative(const Problem& call, BatchKind kind);
 // The chosen configuration adapted to the kind: pointer-array unchanged (split-K included: its
-// beta pass reads the pointer array); variable, split-K off (the matrices share no K) and one
-// element per global load of A and B (VA1, VB1: the per-matrix leading dimensions, unknown here,
-// may break a vector load's alignment; the C store checks its alignment at run time).
+// beta pass reads the pointer array); variable, variable_batch_config (split-K off, VA1, VB1: the
+// per-matrix leading dimensions, unknown here, may break a vector load's alignment; the C store
+// checks its alignment at run time).
 KernelConfig batched_config(KernelConfig chosen, BatchKind kind);
 
 // Whether A and B start where the configuration's vector loads of them (VA, VB elements) can

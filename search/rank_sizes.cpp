@@ -78,13 +78,6 @@ double summed_time(const std::vector<Slice>& sample, const DeviceSpec& device,
 
 }  // namespace
 
-SpaceDomain variable_batch_domain(SpaceDomain domain) {
-  domain.split_k = {0};
-  domain.vec_a = {1};
-  domain.vec_b = {1};
-  return domain;
-}
-
 double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
                       const DeviceSpec& device, const KernelConfig& c,
                       const ModelCoefficients& coefficients) {

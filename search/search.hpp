@@ -119,9 +119,6 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
                                    const DeviceSpec& device, int top_k,
                                    const ModelCoefficients& coefficients = {},
                                    const SpaceDomain& domain = {});
-// The domain as a variable batch's kernel runs: no split-K (its matrices share no K), one element
-// per global load of A and B (their leading dimensions differ by matrix).
-SpaceDomain variable_batch_domain(SpaceDomain domain);
 // rank_for_sizes's score of one configuration (as the variable kernel runs it: the caller's to
 // adapt), without its hard-constraint check; throws InputError for no sizes.
 double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,

@@ -175,3 +175,34 @@ TEST_CASE("config: the parameter table is consistent with itself and the space",
   CHECK(full.tiling_count() == 7.0 * 7 * 4 * 5 * 5 * 9 * 9 * 3 * 3 * 5 * 2 * 7);
   CHECK(full.variant_count() == 4.0 * 5 * 2 * 2 * 3 * 2 * 2 * 4 * 1 * 2 * 2);
 }
+
+TEST_CASE("config: a variable batch's kernel and space take the table's variable-batch values",
+          "[core]") {
+  const KernelConfig c = KernelConfig::parse("BM128_BN64_BK16_DX16_DY8_VA4_VB2_SK4_ST3_MM2");
+  const KernelConfig v = variable_batch_config(c);
+  CHECK(v.split_k == 0);
+  CHECK(v.vec_a == 1);
+  CHECK(v.vec_b == 1);
+  // Everything else as chosen.
+  KernelConfig back = v;
+  back.split_k = c.split_k;
+  back.vec_a = c.vec_a;
+  back.vec_b = c.vec_b;
+  CHECK(back == c);
+  const SpaceDomain full, d = variable_batch_domain(full);
+  CHECK(d.split_k == std::vector<int>{0});
+  CHECK(d.vec_a == std::vector<int>{1});
+  CHECK(d.vec_b == std::vector<int>{1});
+  CHECK(d.tiling_count() * d.variant_count() < full.tiling_count() * full.variant_count() / 10);
+  int fixed = 0;
+  for (const TuningParameter& p : tuning_parameters()) {
+    if (!p.variable_batch) {
+      if (p.domain) CHECK(d.*p.domain == full.*p.domain);
+      continue;
+    }
+    ++fixed;
+    CHECK(p.valid(*p.variable_batch));
+    CHECK(p.get(v) == *p.variable_batch);
+  }
+  CHECK(fixed == 3);
+}
