@@ -214,7 +214,8 @@ DispatchChoice choose_for_sizes(const Problem& representative, const std::vector
   if (for_largest.source != DispatchSource::Model) {
     kept_at = predict(representative, d, kept, k).time_s;
     const Ranking there = rank_space(representative, d, 1, k, variable_batch_domain(SpaceDomain{}));
-    best_at = there.top.empty() ? kept_at : there.top.front().prediction.time_s;
+    // The kept kernel is one of the model's candidates there (a pruned space may lack it).
+    best_at = there.top.empty() ? kept_at : std::min(kept_at, there.top.front().prediction.time_s);
   }
   out.candidates.push_back({best.config, "", best.prediction.time_s * kept_at / best_at, ""});
   char times[128];

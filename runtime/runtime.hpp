@@ -55,9 +55,10 @@ DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
 // The choice gemm_vbatched() makes on its first call for a representative (the batch's maxima,
 // batched_representative), without a GPU: choose_kernel's kernel for the representative, adapted
 // to the kind, against the model's best for the batch's own sizes (rank_for_sizes, with the same
-// calibration); the one predicted faster summed over the sizes wins. A kernel tuned for the
-// representative (stored, or a neighbour's) keeps its measured standing: the pick's time is
-// scaled by the tuned kernel's prediction at the maxima over the model's best there. A batch of
+// calibration); the one predicted faster over the sizes as one launch (time_for_sizes) wins. A
+// kernel tuned for the representative (stored, or a neighbour's) keeps its measured standing: the
+// pick's time is scaled by the tuned kernel's prediction at the maxima over the model's best there
+// (the tuned kernel's own, where lower: never below the pick's own prediction). A batch of
 // small matrices under large maxima gets a tile made for them, not for the largest.
 DispatchChoice choose_for_sizes(const Problem& representative, const std::vector<Problem>& sizes,
                                 const DeviceSpec& device, const std::string& db_path);

@@ -68,12 +68,12 @@ std::vector<Slice> sample_of(const Problem& largest, const std::vector<const Pro
   return sample;
 }
 
-double summed_time(const std::vector<Slice>& sample, const DeviceSpec& device,
-                   const KernelConfig& c, const ModelCoefficients& coefficients) {
-  double summed = 0;
+double batch_time(const std::vector<Slice>& sample, const DeviceSpec& device, const KernelConfig& c,
+                  const ModelCoefficients& coefficients) {
+  double time = 0;
   for (const Slice& s : sample)
-    summed += s.share * predict(s.problem, device, c, coefficients).time_s;
-  return summed;
+    time += s.share * predict(s.problem, device, c, coefficients).time_s;
+  return time;
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ double time_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
                       const DeviceSpec& device, const KernelConfig& c,
                       const ModelCoefficients& coefficients) {
   if (sizes.empty()) throw InputError("a variable batch's time needs at least one matrix");
-  return summed_time(sample_of(largest, in_work_order(largest, sizes)), device, c, coefficients);
+  return batch_time(sample_of(largest, in_work_order(largest, sizes)), device, c, coefficients);
 }
 
 std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
@@ -109,7 +109,7 @@ std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Pro
   for (const auto& [id, c] : candidates) {
     if (check_hard(largest, device, c)) continue;
     Ranked r{c, predict(largest, device, c, coefficients)};
-    r.prediction.time_s = summed_time(sample, device, c, coefficients);
+    r.prediction.time_s = batch_time(sample, device, c, coefficients);
     ranked.push_back(std::move(r));
   }
   // Ties (configurations the model cannot tell apart) keep the ids' order.

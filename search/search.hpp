@@ -113,7 +113,7 @@ Ranking rank_space(const Problem& problem, const DeviceSpec& device, int top_k,
 // candidate is valid for it), max(16, top_k) of each; each is scored as one launch: up to 64
 // slices of the batch's non-empty matrices in work order, each slice's middle matrix predicted as
 // a strided batch of all of them, weighed by the slice's share. prediction is the candidate's for
-// `largest`, except time_s, the summed score. Best first; throws InputError for top_k < 1 or no
+// `largest`, except time_s, the weighed score. Best first; throws InputError for top_k < 1 or no
 // sizes.
 std::vector<Ranked> rank_for_sizes(const Problem& largest, const std::vector<Problem>& sizes,
                                    const DeviceSpec& device, int top_k,

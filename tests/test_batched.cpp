@@ -422,6 +422,7 @@ TEST_CASE("batched: a variable batch's call chooses its kernel for its sizes", "
   one.m = 100;
   one.n = 60;
   one.k = 200;
+  one.lda = one.ldb = one.ldc = 0;  // packed, as the strided batch below
   one.batch = 1;
   Problem strided = one;
   strided.batch = 2000;
