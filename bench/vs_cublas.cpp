@@ -285,14 +285,15 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
                                 return true;
                               },
                               size_kernels[i]->config().id()});
+      // The runtime's call itself (variable batches); its label is what its first call chose.
+      const std::size_t runtime_call = contenders.size();
       if (s.variable) {
         const Problem maxima = data.call(kind);
         contenders.push_back({"gemmtune gemm_vbatched", [&, p, maxima](std::string&) {
                                 call_vbatched(p, arrays, maxima, stream.get());
                                 return true;
                               }});
-      }
-      if (!s.variable) {
+      } else {
         const Problem c = data.call(BatchKind::Strided);
         contenders.push_back({"gemmtune strided", [&, c](std::string&) {
                                 strided_kernel->launch(c, data.a(), data.b(), data.c(),
@@ -347,9 +348,7 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
         // the full domain, whatever --calibration and --domain say).
         const DispatchChoice ran = last_dispatch(representative, kind);
         std::printf("%-4c %-20s gemm_vbatched chose %s\n", pc, s.name, ran.why.c_str());
-        for (Contender& c : contenders)
-          if (c.name == "gemmtune gemm_vbatched")
-            c.config = ran.config.id() + " (" + to_string(ran.source) + ")";
+        contenders[runtime_call].config = ran.config.id() + " (" + to_string(ran.source) + ")";
       }
       // Ratios against gemmtune's kernel of the call's kind: above 1, gemmtune is faster.
       const double ours = contenders.front().median_s;
