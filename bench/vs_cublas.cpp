@@ -2,7 +2,9 @@
 // winner and cuBLAS (FP32 pedantic, no TF32) in the same run. Prints GFLOP/s and the ratio.
 //   vs_cublas [--precision s|d|both] [--seconds per-shape budget] [--db path] [--only NAME,...]
 //             [--domain full|compact] [--set targets|wins|all|batched]
-//             [--calibration auto|none|FILE.json]
+//             [--calibration auto|none|FILE.json] [--vbatched-measure N]
+// --vbatched-measure: gemm_vbatched's first call times up to N candidates on the batch
+// (set_vbatched_measure); 0, the default, takes the model's choice.
 // --calibration: auto (the default: as `gemmtune tune` ranks, the store's calibration for the
 // GPU, else the shipped one), none (the uncalibrated model), or a JSON file of `gemmtune
 // calibrate`.
@@ -388,6 +390,8 @@ int main(int argc, char** argv) {
       set = argv[i + 1];
     else if (!std::strcmp(argv[i], "--calibration"))
       calibration = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--vbatched-measure"))
+      set_vbatched_measure(std::atoi(argv[i + 1]));  // gemm_vbatched times its candidates
   }
   if (calibration.empty()) calibration = "auto";
   if (set != "targets" && set != "wins" && set != "all" && set != "batched") {

@@ -22,6 +22,8 @@ const char* to_string(DispatchSource s) {
       return "nearest tuned shape";
     case DispatchSource::Model:
       return "model";
+    case DispatchSource::Measured:
+      return "measured on the batch";
   }
   return "?";
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
@@ -121,6 +123,11 @@ class Dispatcher {
     db_path_ = path;
     entries_.clear();
   }
+  void set_vbatched_measure(int candidates) {
+    std::lock_guard lock(mutex_);
+    vbatched_measure_ = candidates;
+    entries_.clear();
+  }
   void set_bundle(const std::string& dir) {
     std::lock_guard lock(mutex_);
     bundle_dir_ = dir;
@@ -139,7 +146,8 @@ class Dispatcher {
   // given, reads a variable batch's sizes for the first choice (choose_for_sizes).
   void run_batched(const Problem& representative, BatchKind kind, const Problem& call,
                    const BatchArrays& arrays, CudaStream stream, const SizesReader& sizes = {}) {
-    entry(representative, kind, false, sizes).kernel->launch_batched(call, arrays, stream);
+    const Launch own{&call, &arrays, stream};
+    entry(representative, kind, false, sizes, &own).kernel->launch_batched(call, arrays, stream);
   }
   DispatchChoice last(const Problem& p, BatchKind kind) {
     int device = 0;
@@ -153,8 +161,15 @@ class Dispatcher {
   }
 
  private:
+  // The call a variable batch's first choice may time its candidates on.
+  struct Launch {
+    const Problem* call;
+    const BatchArrays* arrays;
+    CudaStream stream;
+  };
+
   const Entry& entry(const Problem& p, BatchKind kind, bool scalar_loads = false,
-                     const SizesReader& sizes = {}) {
+                     const SizesReader& sizes = {}, const Launch* own = nullptr) {
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess)
       throw InputError("gemmtune::gemm needs a CUDA GPU; none is usable on this machine");
@@ -162,13 +177,13 @@ class Dispatcher {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end())
-      it = entries_.emplace(key, make_entry(device, p, kind, scalar_loads, sizes)).first;
-    // Entries are never erased while calls may run (only set_dispatch_database clears them).
+      it = entries_.emplace(key, make_entry(device, p, kind, scalar_loads, sizes, own)).first;
+    // Entries are never erased while calls may run (only the setters above clear them).
     return it->second;
   }
 
   Entry make_entry(int device, const Problem& p, BatchKind kind, bool scalar_loads,
-                   const SizesReader& sizes) {
+                   const SizesReader& sizes, const Launch* own) {
     auto spec = specs_.find(device);
     if (spec == specs_.end()) spec = specs_.emplace(device, query_local_device()).first;
     Entry e;
@@ -190,7 +205,13 @@ class Dispatcher {
       return e;
     }
     if (kind == BatchKind::Variable && sizes) {
-      e.choice = choose_for_sizes(p, sizes(), spec->second, db_path_);
+      const std::vector<Problem> shapes = sizes();
+      e.choice = choose_for_sizes(p, shapes, spec->second, db_path_);
+      // beta = 0: every candidate writes the same C from A and B, so timing them on the call's
+      // own matrices leaves the call's result as the chosen kernel's launch will write it.
+      const bool beta_zero = own && own->call->beta.re == 0.0 && own->call->beta.im == 0.0;
+      if (vbatched_measure_ > 0 && beta_zero)
+        return measured_entry(p, spec->second, shapes, std::move(e.choice), *own);
     } else {
       e.choice = choose_kernel(p, spec->second, db_path_);
       e.choice.config = batched_config(e.choice.config, kind);
@@ -213,6 +234,70 @@ class Dispatcher {
                        spec->second.arch(), &cache);
     e.kernel = std::make_unique<LoadedKernel>(compiled, e.choice.config, p.precision, kind);
     return e;
+  }
+
+  // The model's choice for the sizes, the representative's kernel and the model's next best for
+  // the sizes (up to vbatched_measure_ in all), each timed on the call's own batch (one warm-up,
+  // the median of 5 launches); the fastest that runs is kept.
+  Entry measured_entry(const Problem& p, const DeviceSpec& d, const std::vector<Problem>& shapes,
+                       DispatchChoice model_choice, const Launch& own) {
+    std::vector<KernelConfig> candidates{model_choice.config};
+    auto add = [&](const KernelConfig& c) {
+      if (int(candidates.size()) < vbatched_measure_ &&
+          std::find(candidates.begin(), candidates.end(), c) == candidates.end())
+        candidates.push_back(c);
+    };
+    for (const DispatchCandidate& c : model_choice.candidates) add(c.config);
+    const std::unique_ptr<Database> db =
+        std::filesystem::exists(db_path_) ? std::make_unique<Database>(db_path_) : nullptr;
+    const ChosenCalibration calibration = choose_calibration("auto", d.name, db.get());
+    for (const Ranked& r :
+         rank_for_sizes(p, shapes, d, vbatched_measure_, calibration.coefficients))
+      add(r.config);
+    std::vector<CompileJob> jobs;
+    for (const KernelConfig& c : candidates)
+      jobs.push_back({c, p.precision, p.op_a, p.op_b, BatchKind::Variable});
+    const CompileCache cache(CompileCache::default_directory());
+    const std::vector<CompileResult> compiled = compile_many(jobs, d.arch(), &cache);
+    TimingOptions timing;
+    timing.warmup = 1;
+    timing.repetitions = 5;
+    timing.flush_l2 = false;
+    Entry best;
+    double best_s = 0, model_s = 0;
+    std::string times;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (!compiled[i].ok) continue;
+      auto kernel = std::make_unique<LoadedKernel>(compiled[i], candidates[i], p.precision,
+                                                   BatchKind::Variable);
+      const Measurement m =
+          time_launches([&] { kernel->launch_batched(*own.call, *own.arrays, own.stream); },
+                        own.stream, timing, 0.0);
+      if (m.status != Status::Ok || !(m.median_s > 0)) continue;
+      char line[96];
+      std::snprintf(line, sizeof line, "%s%.1f us", times.empty() ? "" : ", ", m.median_s * 1e6);
+      times += line;
+      if (i == 0) model_s = m.median_s;
+      if (best.kernel && !(m.median_s < best_s)) continue;
+      best_s = m.median_s;
+      best.kernel = std::move(kernel);
+      best.choice = model_choice;
+      best.choice.config = candidates[i];
+    }
+    if (!best.kernel)
+      throw InputError("no candidate kernel for the variable batch of " + p.shape_id() +
+                       " compiled and ran (" + std::to_string(candidates.size()) + " tried)");
+    char head[160];
+    std::snprintf(head, sizeof head,
+                  "measured on the batch, the fastest of %zu candidates (%.1f us; the model's "
+                  "choice %.1f us): ",
+                  candidates.size(), best_s * 1e6, model_s * 1e6);
+    best.choice.why = head + times + "; the model chose: " + model_choice.why;
+    if (!(best.choice.config == model_choice.config)) {
+      best.choice.source = DispatchSource::Measured;
+      best.choice.from = "";
+    }
+    return best;
   }
 
   // The cubin of the chosen kernel for this precision and op shape, as a compile would give it.
@@ -239,6 +324,7 @@ class Dispatcher {
   std::mutex mutex_;
   std::string db_path_ = Database::default_path();
   std::string bundle_dir_;
+  int vbatched_measure_ = 0;
   std::map<int, Bundle> bundles_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
   std::map<int, DeviceSpec> specs_;
@@ -376,6 +462,14 @@ void set_dispatch_database(const std::string& path) {
 
 void set_dispatch_bundle(const std::string& dir) {
   Dispatcher::get().set_bundle(dir);
+}
+
+void set_vbatched_measure(int candidates) {
+  if (candidates < 0 || candidates > kMaxVbatchedMeasure)
+    throw InputError("set_vbatched_measure(" + std::to_string(candidates) +
+                     "): " + "0 (choose by the model alone) to " +
+                     std::to_string(kMaxVbatchedMeasure) + " candidates");
+  Dispatcher::get().set_vbatched_measure(candidates);
 }
 
 DispatchChoice last_dispatch(const Problem& p, BatchKind kind) {

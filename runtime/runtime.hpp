@@ -15,7 +15,7 @@ namespace gemmtune {
 
 using CudaStream = CUstream_st*;  // the same type as cudaStream_t
 
-enum class DispatchSource { Stored, NearestShape, Model };
+enum class DispatchSource { Stored, NearestShape, Model, Measured };
 const char* to_string(DispatchSource s);
 
 // A kernel weighed for an untuned shape: from a tuned neighbour ("" from: the model's pick),
@@ -104,6 +104,15 @@ void set_dispatch_database(const std::string& path);
 // NVRTC at run time; "" goes back to the store. Clears the kernel cache; the bundle is read, and
 // checked against the GPU's architecture, at the first call.
 void set_dispatch_bundle(const std::string& dir);
+
+// gemm_vbatched's first call for a representative, where beta is 0, also times up to
+// `candidates` kernels on the call's own matrices (the model's choice for the sizes, the
+// representative's kernel, the model's next best for the sizes) and keeps the fastest
+// (DispatchSource::Measured where it is not the model's choice; last_dispatch's why lists the
+// times). That call compiles them all and runs the batch 6 times each. 0 (the default): the
+// model's choice alone. Clears the kernel cache; throws InputError outside 0..kMaxVbatchedMeasure.
+inline constexpr int kMaxVbatchedMeasure = 16;
+void set_vbatched_measure(int candidates);
 
 // BLAS-like, column-major, device pointers, asynchronous on `stream`. Thread-safe. Throws
 // InputError for bad arguments (the message names them).

@@ -166,6 +166,16 @@ TEST_CASE("runtime: between tuned shapes, the kernel predicted fastest there win
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + s);
 }
 
+TEST_CASE("runtime: a variable batch's measured candidates are counted within their limit",
+          "[runtime]") {
+  CHECK_THROWS_WITH(set_vbatched_measure(-1),
+                    Catch::Contains("0 (choose by the model alone) to 16"));
+  CHECK_THROWS_AS(set_vbatched_measure(kMaxVbatchedMeasure + 1), InputError);
+  CHECK_NOTHROW(set_vbatched_measure(kMaxVbatchedMeasure));
+  CHECK_NOTHROW(set_vbatched_measure(0));
+  CHECK(std::string(to_string(DispatchSource::Measured)) == "measured on the batch");
+}
+
 TEST_CASE("runtime: the tensor-core gemm takes h, b and t only", "[runtime]") {
   // Refused before any GPU work: S, D, C and Z have typed calls.
   float c = 0;

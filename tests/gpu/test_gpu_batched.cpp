@@ -331,3 +331,39 @@ TEST_CASE("gpu: the batched calls dispatch as their representative, variable one
   CHECK(choice.config.splits() == 1);
   CHECK_THROWS_AS(last_dispatch(representative), InputError);  // never a strided call
 }
+
+TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the right result",
+          "[gpu][batched]") {
+  const EmptyStore store;
+  // Back to the model's choice alone however the case ends, for the tests after it.
+  struct Measuring {
+    Measuring() { set_vbatched_measure(4); }
+    ~Measuring() { set_vbatched_measure(0); }
+  } const measuring;
+  for (Precision p : {Precision::S, Precision::Z}) {
+    const BatchedData data(p, Op::N, Op::T, random_shapes(40, 150, 33), {1, 0}, {0, 0}, 33);
+    const std::string what = std::string{to_char(p)} + " vbatched, candidates measured";
+    run_and_check(data, p, BatchKind::Variable, what);
+    const Problem representative =
+        batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
+    const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
+    INFO(choice.why);
+    CHECK(choice.why.find("measured on the batch, the fastest of ") == 0);
+    CHECK(choice.config.splits() == 1);
+    // The model's choice is the first candidate; another wins only as Measured.
+    const DispatchChoice model =
+        choose_for_sizes(representative, matrix_problems(representative, data.shapes()),
+                         query_local_device(), store.path.string());
+    CHECK((choice.config == model.config) != (choice.source == DispatchSource::Measured));
+    // A second call reuses the kept kernel and still verifies.
+    run_and_check(data, p, BatchKind::Variable, what + ", second call");
+  }
+  // beta != 0: C is read, so the candidates are not run on the call; the model chooses.
+  const BatchedData with_beta(Precision::D, Op::N, Op::N, random_shapes(12, 90, 34), {1, 0},
+                              {0.5, 0}, 34);
+  run_and_check(with_beta, Precision::D, BatchKind::Variable, "D vbatched, beta 0.5");
+  const Problem beta_rep =
+      batched_representative(with_beta.call(BatchKind::Variable), BatchKind::Variable);
+  CHECK(last_dispatch(beta_rep, BatchKind::Variable).why.find("measured on the batch") ==
+        std::string::npos);
+}
