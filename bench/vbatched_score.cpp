@@ -40,8 +40,8 @@ std::vector<Row> read_log(const std::string& path, std::vector<Row> rows) {
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
     std::string prec, var, count, up, to, largest, tool, method;
-    if (!(words >> prec >> var >> count >> up >> to >> largest >> tool >> method) ||
-        var != "var" || tool != "gemmtune" || (method != "variable" && method != "sizes"))
+    if (!(words >> prec >> var >> count >> up >> to >> largest >> tool >> method) || var != "var" ||
+        tool != "gemmtune" || (method != "variable" && method != "sizes"))
       continue;
     if (method == "sizes") words >> method;  // "#N"
     double us = 0;
@@ -90,8 +90,7 @@ int main(int argc, char** argv) try {
   if (rows.empty()) throw InputError("no variable row with measured kernels in the logs given");
   const DeviceSpec device = find_builtin_device(gpu);
   const auto shipped = shipped_calibration(device.name);
-  const ModelCoefficients k =
-      shipped ? coefficients_from_json(shipped->json) : ModelCoefficients{};
+  const ModelCoefficients k = shipped ? coefficients_from_json(shipped->json) : ModelCoefficients{};
   std::printf("%-4s %-20s %7s %11s %13s\n", "prec", "batch", "kernels", "pairs right",
               "first/fastest");
   double concordant_all = 0, pairs_all = 0;

@@ -19,6 +19,7 @@
 // (cublasGemmGroupedBatchedEx) calls and a loop of one cublasGemmEx per matrix; --precision takes
 // any of s, d, c, z here.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <complex>
 #include <cstdio>
@@ -373,7 +374,7 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
 
 int main(int argc, char** argv) {
   std::string precisions = "sd", db_path = "vs_cublas.db", only, domain = "full", set = "targets",
-              calibration;
+              calibration, vbatched_measure;
   double seconds = 30;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--precision"))
@@ -391,9 +392,23 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--calibration"))
       calibration = argv[i + 1];
     else if (!std::strcmp(argv[i], "--vbatched-measure"))
-      set_vbatched_measure(std::atoi(argv[i + 1]));  // gemm_vbatched times its candidates
+      vbatched_measure = argv[i + 1];
   }
   if (calibration.empty()) calibration = "auto";
+  if (!vbatched_measure.empty()) {
+    // gemm_vbatched's first call times its candidates on the batch (variable rows only).
+    int n = -1;
+    const char* end = vbatched_measure.data() + vbatched_measure.size();
+    const auto [ptr, ec] = std::from_chars(vbatched_measure.data(), end, n);
+    if (ec != std::errc() || ptr != end || n < 0 || n > kMaxVbatchedMeasure || set != "batched") {
+      std::fprintf(stderr,
+                   "vs_cublas: --vbatched-measure '%s' must be 0 to %d candidates, with --set "
+                   "batched\n",
+                   vbatched_measure.c_str(), kMaxVbatchedMeasure);
+      return 2;
+    }
+    set_vbatched_measure(n);
+  }
   if (set != "targets" && set != "wins" && set != "all" && set != "batched") {
     std::fprintf(stderr, "vs_cublas: --set '%s' is not one of targets, wins, all, batched\n",
                  set.c_str());

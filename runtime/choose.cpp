@@ -239,4 +239,26 @@ DispatchChoice choose_for_sizes(const Problem& representative, const std::vector
   return out;
 }
 
+std::vector<DispatchCandidate> candidates_for_sizes(const DispatchChoice& choice,
+                                                    const Problem& representative,
+                                                    const std::vector<Problem>& sizes,
+                                                    const DeviceSpec& d, const std::string& db_path,
+                                                    int count) {
+  if (count < 1)
+    throw InputError("candidates for the sizes: count = " + std::to_string(count) +
+                     " must be >= 1");
+  const ChosenCalibration calibration =
+      choose_calibration("auto", d.name, open_store(db_path).get());
+  const ModelCoefficients& k = calibration.coefficients;
+  std::vector<DispatchCandidate> out;
+  auto add = [&](const KernelConfig& c, const std::string& from) {
+    if (int(out.size()) >= count || listed(out, c)) return;
+    out.push_back({c, from, time_for_sizes(representative, sizes, d, c, k), ""});
+  };
+  add(choice.config, choice.from);
+  for (const DispatchCandidate& c : choice.candidates) add(c.config, c.from);
+  for (const Ranked& r : rank_for_sizes(representative, sizes, d, count, k)) add(r.config, "");
+  return out;
+}
+
 }  // namespace gemmtune

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
@@ -236,68 +236,81 @@ class Dispatcher {
     return e;
   }
 
-  // The model's choice for the sizes, the representative's kernel and the model's next best for
-  // the sizes (up to vbatched_measure_ in all), each timed on the call's own batch (one warm-up,
-  // the median of 5 launches); the fastest that runs is kept.
+  // candidates_for_sizes, each timed on the call's own batch (one warm-up, the median of 5
+  // launches): the model's choice unless another runs at least kMeasuredMargin faster. A
+  // candidate that fails there is listed with its error; one that leaves the context broken (a
+  // sticky fault) ends the call.
   Entry measured_entry(const Problem& p, const DeviceSpec& d, const std::vector<Problem>& shapes,
                        DispatchChoice model_choice, const Launch& own) {
-    std::vector<KernelConfig> candidates{model_choice.config};
-    auto add = [&](const KernelConfig& c) {
-      if (int(candidates.size()) < vbatched_measure_ &&
-          std::find(candidates.begin(), candidates.end(), c) == candidates.end())
-        candidates.push_back(c);
-    };
-    for (const DispatchCandidate& c : model_choice.candidates) add(c.config);
-    const std::unique_ptr<Database> db =
-        std::filesystem::exists(db_path_) ? std::make_unique<Database>(db_path_) : nullptr;
-    const ChosenCalibration calibration = choose_calibration("auto", d.name, db.get());
-    for (const Ranked& r :
-         rank_for_sizes(p, shapes, d, vbatched_measure_, calibration.coefficients))
-      add(r.config);
+    std::vector<DispatchCandidate> list =
+        candidates_for_sizes(model_choice, p, shapes, d, db_path_, vbatched_measure_);
     std::vector<CompileJob> jobs;
-    for (const KernelConfig& c : candidates)
-      jobs.push_back({c, p.precision, p.op_a, p.op_b, BatchKind::Variable});
+    for (const DispatchCandidate& c : list)
+      jobs.push_back({c.config, p.precision, p.op_a, p.op_b, BatchKind::Variable});
     const CompileCache cache(CompileCache::default_directory());
     const std::vector<CompileResult> compiled = compile_many(jobs, d.arch(), &cache);
     TimingOptions timing;
     timing.warmup = 1;
     timing.repetitions = 5;
     timing.flush_l2 = false;
-    Entry best;
-    double best_s = 0, model_s = 0;
-    std::string times;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (!compiled[i].ok) continue;
-      auto kernel = std::make_unique<LoadedKernel>(compiled[i], candidates[i], p.precision,
-                                                   BatchKind::Variable);
-      const Measurement m =
-          time_launches([&] { kernel->launch_batched(*own.call, *own.arrays, own.stream); },
-                        own.stream, timing, 0.0);
-      if (m.status != Status::Ok || !(m.median_s > 0)) continue;
-      char line[96];
-      std::snprintf(line, sizeof line, "%s%.1f us", times.empty() ? "" : ", ", m.median_s * 1e6);
-      times += line;
-      if (i == 0) model_s = m.median_s;
-      if (best.kernel && !(m.median_s < best_s)) continue;
-      best_s = m.median_s;
-      best.kernel = std::move(kernel);
-      best.choice = model_choice;
-      best.choice.config = candidates[i];
+    std::vector<std::unique_ptr<LoadedKernel>> kernels(list.size());
+    std::exception_ptr failure;
+    std::size_t fastest = list.size();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (!compiled[i].ok) {
+        list[i].dropped = "did not compile";
+        continue;
+      }
+      try {
+        kernels[i] = std::make_unique<LoadedKernel>(compiled[i], list[i].config, p.precision,
+                                                    BatchKind::Variable);
+        list[i].measured_s =
+            time_launches([&] { kernels[i]->launch_batched(*own.call, *own.arrays, own.stream); },
+                          own.stream, timing, 0.0)
+                .median_s;
+      } catch (const std::exception& e) {
+        kernels[i].reset();
+        list[i].dropped = std::string("failed on the batch: ") + e.what();
+        failure = std::current_exception();
+        (void)cudaGetLastError();  // a launch error; a fault stays and fails the next call
+        if (cudaStreamSynchronize(own.stream) != cudaSuccess) throw;
+        continue;
+      }
+      if (fastest == list.size() || list[i].measured_s < list[fastest].measured_s) fastest = i;
     }
-    if (!best.kernel)
+    if (fastest == list.size()) {
+      if (failure) std::rethrow_exception(failure);
       throw InputError("no candidate kernel for the variable batch of " + p.shape_id() +
-                       " compiled and ran (" + std::to_string(candidates.size()) + " tried)");
-    char head[160];
-    std::snprintf(head, sizeof head,
-                  "measured on the batch, the fastest of %zu candidates (%.1f us; the model's "
-                  "choice %.1f us): ",
-                  candidates.size(), best_s * 1e6, model_s * 1e6);
-    best.choice.why = head + times + "; the model chose: " + model_choice.why;
-    if (!(best.choice.config == model_choice.config)) {
-      best.choice.source = DispatchSource::Measured;
-      best.choice.from = "";
+                       " compiled (" + std::to_string(list.size()) + " tried)");
     }
-    return best;
+    const double model_s = list.front().measured_s;
+    const std::size_t kept =
+        model_s > 0 && !(list[fastest].measured_s < (1 - kMeasuredMargin) * model_s) ? 0 : fastest;
+    std::string times;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      char line[64];
+      if (list[i].measured_s > 0)
+        std::snprintf(line, sizeof line, "%.1f us", list[i].measured_s * 1e6);
+      else
+        std::snprintf(line, sizeof line, "%s", list[i].dropped.c_str());
+      times += (i ? ", " : "") + (i ? "candidate " + std::to_string(i + 1) : "the model's choice") +
+               " " + line;
+    }
+    Entry e;
+    e.kernel = std::move(kernels[kept]);
+    e.choice = model_choice;
+    e.choice.config = list[kept].config;
+    e.choice.candidates = list;
+    char head[128];
+    std::snprintf(head, sizeof head, "measured on the batch, %s of %zu candidates (%.1f us): ",
+                  kept == 0 ? "the model's choice kept" : "the fastest", list.size(),
+                  list[kept].measured_s * 1e6);
+    e.choice.why = head + times + "; the model chose: " + model_choice.why;
+    if (kept != 0) {
+      e.choice.source = DispatchSource::Measured;
+      e.choice.from = list[kept].from;
+    }
+    return e;
   }
 
   // The cubin of the chosen kernel for this precision and op shape, as a compile would give it.

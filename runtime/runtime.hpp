@@ -24,7 +24,8 @@ struct DispatchCandidate {
   KernelConfig config;
   std::string from;
   double predicted_s = 0;  // 0 when dropped
-  std::string dropped;     // the hard constraint it breaks here
+  std::string dropped;     // the hard constraint it breaks here (or how it failed on the batch)
+  double measured_s = 0;   // timed on a variable batch (set_vbatched_measure); 0 where not
 };
 
 struct DispatchChoice {
@@ -62,6 +63,15 @@ DispatchChoice choose_kernel(const Problem& problem, const DeviceSpec& device,
 // small matrices under large maxima gets a tile made for them, not for the largest.
 DispatchChoice choose_for_sizes(const Problem& representative, const std::vector<Problem>& sizes,
                                 const DeviceSpec& device, const std::string& db_path);
+// What gemm_vbatched's first call times on its batch where set_vbatched_measure asks for it: the
+// choice (choose_for_sizes's) first, the others it weighed, then rank_for_sizes's best, up to
+// `count` distinct kernels, each with its time over the sizes as the same calibration predicts
+// it. Throws InputError for a count below 1.
+std::vector<DispatchCandidate> candidates_for_sizes(const DispatchChoice& choice,
+                                                    const Problem& representative,
+                                                    const std::vector<Problem>& sizes,
+                                                    const DeviceSpec& device,
+                                                    const std::string& db_path, int count);
 
 // ---------------------------------------------------------------- bundles
 // A deployable kernel set: cubins per architecture and a table of problem -> kernel, so that an
@@ -106,12 +116,17 @@ void set_dispatch_database(const std::string& path);
 void set_dispatch_bundle(const std::string& dir);
 
 // gemm_vbatched's first call for a representative, where beta is 0, also times up to
-// `candidates` kernels on the call's own matrices (the model's choice for the sizes, the
-// representative's kernel, the model's next best for the sizes) and keeps the fastest
-// (DispatchSource::Measured where it is not the model's choice; last_dispatch's why lists the
-// times). That call compiles them all and runs the batch 6 times each. 0 (the default): the
-// model's choice alone. Clears the kernel cache; throws InputError outside 0..kMaxVbatchedMeasure.
+// `candidates` kernels on the call's own matrices (candidates_for_sizes) and keeps the model's
+// choice unless another runs at least kMeasuredMargin faster (DispatchSource::Measured;
+// last_dispatch lists each candidate's time, or how it failed). That call compiles them all and
+// runs the batch 6 times each, holding the dispatcher's lock throughout, as every first call does
+// while it compiles and reads the sizes back. A representative whose first call has beta != 0 (C
+// is an input, so the candidates cannot run on it) keeps the model's choice for its later calls
+// too. 0 (the default): the model's choice alone. Clears the kernel cache: call it, as the other
+// setters, while no gemm call runs; throws InputError outside 0..kMaxVbatchedMeasure.
 inline constexpr int kMaxVbatchedMeasure = 16;
+// Medians of 5 launches of one kernel differ by about 2% from run to run.
+inline constexpr double kMeasuredMargin = 0.02;
 void set_vbatched_measure(int candidates);
 
 // BLAS-like, column-major, device pointers, asynchronous on `stream`. Thread-safe. Throws

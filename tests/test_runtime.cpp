@@ -176,6 +176,48 @@ TEST_CASE("runtime: a variable batch's measured candidates are counted within th
   CHECK(std::string(to_string(DispatchSource::Measured)) == "measured on the batch");
 }
 
+TEST_CASE(
+    "runtime: a variable batch's measured candidates: the choice first, then others, distinct",
+    "[runtime][batched]") {
+  const DeviceSpec d = find_builtin_device("H200");
+  const std::string no_store = "/nonexistent/gemmtune.db";
+  Problem call = shape(128, 128, 128);
+  call.precision = Precision::S;
+  call.batch = 500;
+  const Problem representative = batched_representative(call, BatchKind::Variable);
+  std::vector<Problem> sizes(500, representative);
+  std::uint64_t x = 3;
+  for (Problem& p : sizes)
+    for (std::int64_t* v : {&p.m, &p.n, &p.k}) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      *v = std::int64_t(x >> 33) % 128 + 1;
+    }
+  const DispatchChoice choice = choose_for_sizes(representative, sizes, d, no_store);
+  const ModelCoefficients k = coefficients_from_json(shipped_calibration(d.name)->json);
+  for (const int count : {1, 3, 8}) {
+    const auto list = candidates_for_sizes(choice, representative, sizes, d, no_store, count);
+    INFO(count);
+    REQUIRE(!list.empty());
+    CHECK(int(list.size()) <= count);
+    CHECK(list.front().config == choice.config);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      CHECK(list[i].predicted_s == time_for_sizes(representative, sizes, d, list[i].config, k));
+      CHECK(list[i].measured_s == 0);
+      CHECK_FALSE(check_hard(representative, d, list[i].config).has_value());
+      CHECK(list[i].config.splits() == 1);
+      for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(list[i].config == list[j].config);
+    }
+    // The choice's other weighed kernel (the representative's or the sizes' best) comes next.
+    if (count >= 2) {
+      REQUIRE(list.size() >= 2);
+      for (const DispatchCandidate& c : choice.candidates)
+        if (!(c.config == choice.config)) CHECK(list[1].config == c.config);
+    }
+    if (count == 8) CHECK(list.size() == 8);
+  }
+  CHECK_THROWS_AS(candidates_for_sizes(choice, representative, sizes, d, no_store, 0), InputError);
+}
+
 TEST_CASE("runtime: the tensor-core gemm takes h, b and t only", "[runtime]") {
   // Refused before any GPU work: S, D, C and Z have typed calls.
   float c = 0;

@@ -348,22 +348,43 @@ TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the
         batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
     const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
     INFO(choice.why);
-    CHECK(choice.why.find("measured on the batch, the fastest of ") == 0);
-    CHECK(choice.config.splits() == 1);
-    // The model's choice is the first candidate; another wins only as Measured.
+    CHECK(choice.why.find("measured on the batch, ") == 0);
+    // The candidates are candidates_for_sizes's of the model's own choice, each timed.
+    const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
     const DispatchChoice model =
-        choose_for_sizes(representative, matrix_problems(representative, data.shapes()),
-                         query_local_device(), store.path.string());
-    CHECK((choice.config == model.config) != (choice.source == DispatchSource::Measured));
-    // A second call reuses the kept kernel and still verifies.
+        choose_for_sizes(representative, sizes, query_local_device(), store.path.string());
+    const std::vector<DispatchCandidate> expected = candidates_for_sizes(
+        model, representative, sizes, query_local_device(), store.path.string(), 4);
+    REQUIRE(choice.candidates.size() == expected.size());
+    CHECK(expected.size() >= 2);
+    double fastest = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK(choice.candidates[i].config == expected[i].config);
+      CHECK((choice.candidates[i].measured_s > 0) == choice.candidates[i].dropped.empty());
+      if (choice.candidates[i].measured_s > 0 &&
+          (fastest == 0 || choice.candidates[i].measured_s < fastest))
+        fastest = choice.candidates[i].measured_s;
+    }
+    const double model_s = choice.candidates.front().measured_s;
+    REQUIRE(model_s > 0);
+    // The model's choice stays unless another ran at least kMeasuredMargin faster.
+    const bool replaced = fastest < (1 - kMeasuredMargin) * model_s;
+    CHECK((choice.source == DispatchSource::Measured) == replaced);
+    for (const DispatchCandidate& c : choice.candidates)
+      if (c.config == choice.config) CHECK(c.measured_s == (replaced ? fastest : model_s));
+    CHECK(choice.config.splits() == 1);
+    // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
+    // C before the kept kernel did).
     run_and_check(data, p, BatchKind::Variable, what + ", second call");
   }
-  // beta != 0: C is read, so the candidates are not run on the call; the model chooses.
-  const BatchedData with_beta(Precision::D, Op::N, Op::N, random_shapes(12, 90, 34), {1, 0},
-                              {0.5, 0}, 34);
-  run_and_check(with_beta, Precision::D, BatchKind::Variable, "D vbatched, beta 0.5");
-  const Problem beta_rep =
-      batched_representative(with_beta.call(BatchKind::Variable), BatchKind::Variable);
-  CHECK(last_dispatch(beta_rep, BatchKind::Variable).why.find("measured on the batch") ==
-        std::string::npos);
+  // beta != 0 (a complex beta of real part 0 too): C is read, so the model chooses alone.
+  for (const auto& [p, beta] :
+       {std::pair{Precision::D, Scalar{0.5, 0}}, std::pair{Precision::Z, Scalar{0, 0.25}}}) {
+    const BatchedData with_beta(p, Op::N, Op::N, random_shapes(12, 90, 34), {1, 0}, beta, 34);
+    run_and_check(with_beta, p, BatchKind::Variable, "vbatched with beta");
+    const Problem rep =
+        batched_representative(with_beta.call(BatchKind::Variable), BatchKind::Variable);
+    CHECK(last_dispatch(rep, BatchKind::Variable).why.find("measured on the batch") ==
+          std::string::npos);
+  }
 }
