@@ -269,11 +269,11 @@ class Dispatcher {
                           own.stream, timing, 0.0)
                 .median_s;
       } catch (const std::exception& e) {
-        kernels[i].reset();
         list[i].dropped = std::string("failed on the batch: ") + e.what();
         failure = std::current_exception();
         (void)cudaGetLastError();  // a launch error; a fault stays and fails the next call
         if (cudaStreamSynchronize(own.stream) != cudaSuccess) throw;
+        kernels[i].reset();  // after the stream: a launch of it may have been queued
         continue;
       }
       if (fastest == list.size() || list[i].measured_s < list[fastest].measured_s) fastest = i;
@@ -288,13 +288,10 @@ class Dispatcher {
         model_s > 0 && !(list[fastest].measured_s < (1 - kMeasuredMargin) * model_s) ? 0 : fastest;
     std::string times;
     for (std::size_t i = 0; i < list.size(); ++i) {
-      char line[64];
-      if (list[i].measured_s > 0)
-        std::snprintf(line, sizeof line, "%.1f us", list[i].measured_s * 1e6);
-      else
-        std::snprintf(line, sizeof line, "%s", list[i].dropped.c_str());
-      times += (i ? ", " : "") + (i ? "candidate " + std::to_string(i + 1) : "the model's choice") +
-               " " + line;
+      char us[32];
+      std::snprintf(us, sizeof us, "%.1f us", list[i].measured_s * 1e6);
+      times += (i ? ", candidate " + std::to_string(i + 1) : std::string("the model's choice")) +
+               " " + (kernels[i] ? std::string(us) : list[i].dropped);
     }
     Entry e;
     e.kernel = std::move(kernels[kept]);

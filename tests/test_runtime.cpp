@@ -176,9 +176,8 @@ TEST_CASE("runtime: a variable batch's measured candidates are counted within th
   CHECK(std::string(to_string(DispatchSource::Measured)) == "measured on the batch");
 }
 
-TEST_CASE(
-    "runtime: a variable batch's measured candidates: the choice first, then others, distinct",
-    "[runtime][batched]") {
+TEST_CASE("runtime: a variable batch's measured candidates are the choice and then distinct others",
+          "[runtime][batched]") {
   const DeviceSpec d = find_builtin_device("H200");
   const std::string no_store = "/nonexistent/gemmtune.db";
   Problem call = shape(128, 128, 128);
