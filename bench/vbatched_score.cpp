@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -60,18 +59,6 @@ std::vector<Row> read_log(const std::string& path, std::vector<Row> rows) {
   return rows;
 }
 
-// The sizes vs_cublas draws for a variable row: m, n, k uniform in [1, largest], seed 7.
-std::vector<MatrixShape> drawn_sizes(const Row& row) {
-  std::mt19937 rng(7);
-  std::vector<MatrixShape> shapes;
-  for (std::int64_t i = 0; i < row.count; ++i) {
-    auto draw = [&] { return std::uniform_int_distribution<std::int64_t>(1, row.largest)(rng); };
-    const std::int64_t m = draw(), n = draw(), k = draw();
-    shapes.push_back({m, n, k});
-  }
-  return shapes;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -95,7 +82,9 @@ int main(int argc, char** argv) try {
               "first/fastest");
   double concordant_all = 0, pairs_all = 0;
   for (const Row& row : rows) {
-    const std::vector<MatrixShape> shapes = drawn_sizes(row);
+    // The sizes vs_cublas drew for the row.
+    const std::vector<MatrixShape> shapes =
+        uniform_shapes(row.count, row.largest, row.largest, row.largest, 7);
     Problem call;
     call.precision = parse_precision(std::string(1, row.precision));
     call.batch = row.count;

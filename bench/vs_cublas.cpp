@@ -26,7 +26,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -194,19 +193,9 @@ int run_batched_set(const std::string& precisions, const std::string& only, doub
       const Precision p = parse_precision(std::string(1, pc));
       gpu::check(cublasSetMathMode(h, is_double(p) ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH),
                  "cublasSetMathMode");
-      std::vector<MatrixShape> shapes;
-      std::mt19937 rng(7);
-      for (std::int64_t i = 0; i < s.batch; ++i) {
-        if (!s.variable) {
-          shapes.push_back({s.m, s.n, s.k});
-          continue;
-        }
-        auto draw = [&](std::int64_t max) {
-          return std::uniform_int_distribution<std::int64_t>(1, max)(rng);
-        };
-        const std::int64_t m = draw(s.m), n = draw(s.n), k = draw(s.k);
-        shapes.push_back({m, n, k});
-      }
+      const std::vector<MatrixShape> shapes =
+          s.variable ? uniform_shapes(s.batch, s.m, s.n, s.k, 7)
+                     : std::vector<MatrixShape>(std::size_t(s.batch), MatrixShape{s.m, s.n, s.k});
       const BatchedData data(p, Op::N, Op::N, shapes, {1, 0}, {0, 0});
       const BatchKind kind = s.variable ? BatchKind::Variable : BatchKind::PointerArray;
       // The kernel gemm_batched / gemm_vbatched would run once the representative is tuned.

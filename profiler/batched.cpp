@@ -309,4 +309,18 @@ std::vector<Problem> matrix_problems(const Problem& like, const std::vector<Matr
   return out;
 }
 
+std::vector<MatrixShape> uniform_shapes(std::int64_t count, std::int64_t max_m, std::int64_t max_n,
+                                        std::int64_t max_k, unsigned seed) {
+  std::mt19937 rng(seed);
+  auto draw = [&](std::int64_t max) {
+    return std::uniform_int_distribution<std::int64_t>(1, max)(rng);
+  };
+  std::vector<MatrixShape> shapes;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t m = draw(max_m), n = draw(max_n), k = draw(max_k);
+    shapes.push_back({m, n, k});
+  }
+  return shapes;
+}
+
 }  // namespace gemmtune

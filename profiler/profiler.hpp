@@ -213,6 +213,10 @@ struct MatrixShape {
 // The matrices' sizes as problems like `like` (its precision, ops and scalars), for the model:
 // rank_for_sizes ranks a variable batch's kernels on them.
 std::vector<Problem> matrix_problems(const Problem& like, const std::vector<MatrixShape>& shapes);
+// `count` matrices with m, n, k each uniform in [1, the maximum], std::mt19937(seed) drawing m, n,
+// k per matrix in turn: vs_cublas's variable batches, which bench/vbatched_score draws again.
+std::vector<MatrixShape> uniform_shapes(std::int64_t count, std::int64_t max_m, std::int64_t max_n,
+                                        std::int64_t max_k, unsigned seed);
 
 // C = alpha op(A) op(B) + beta C in FP64 on the host, one column-major matrix of `shape`
 // (leading dimensions filled in), complex arithmetic whatever the precision; C is read only

@@ -477,8 +477,8 @@ void set_dispatch_bundle(const std::string& dir) {
 void set_vbatched_measure(int candidates) {
   if (candidates < 0 || candidates > kMaxVbatchedMeasure)
     throw InputError("set_vbatched_measure(" + std::to_string(candidates) +
-                     "): " + "0 (choose by the model alone) to " +
-                     std::to_string(kMaxVbatchedMeasure) + " candidates");
+                     "): 0 (choose by the model alone) to " + std::to_string(kMaxVbatchedMeasure) +
+                     " candidates");
   Dispatcher::get().set_vbatched_measure(candidates);
 }
 

@@ -2,6 +2,7 @@
 // of every mode, argument validation and the dispatch rule.
 #include <cmath>
 #include <complex>
+#include <random>
 #include <string>
 
 #include "kernels/kernels.hpp"
@@ -429,4 +430,26 @@ TEST_CASE("batched: a variable batch's call chooses its kernel for its sizes", "
   strided = strided.normalized();
   CHECK(time_for_sizes(largest, std::vector<Problem>(2000, one), d, for_largest) ==
         Approx(predict(strided, d, for_largest).time_s).epsilon(1e-12));
+}
+
+TEST_CASE("batched: uniform shapes draw m, n, k in [1, max] per matrix, the same for a seed",
+          "[batched]") {
+  const std::vector<MatrixShape> a = uniform_shapes(2000, 32, 128, 512, 7);
+  REQUIRE(a.size() == 2000);
+  std::mt19937 rng(7);
+  auto draw = [&](std::int64_t max) {
+    return std::uniform_int_distribution<std::int64_t>(1, max)(rng);
+  };
+  std::int64_t most_m = 0, most_k = 0;
+  for (const MatrixShape& s : a) {
+    const std::int64_t m = draw(32), n = draw(128), k = draw(512);
+    CHECK(s == MatrixShape{m, n, k});
+    most_m = std::max(most_m, s.m);
+    most_k = std::max(most_k, s.k);
+  }
+  CHECK(most_m == 32);  // 2000 draws reach the maximum
+  CHECK(most_k <= 512);
+  CHECK(uniform_shapes(2000, 32, 128, 512, 7) == a);
+  CHECK_FALSE(uniform_shapes(2000, 32, 128, 512, 8) == a);
+  CHECK(uniform_shapes(0, 32, 32, 32, 7).empty());
 }
