@@ -4,7 +4,8 @@
 //             [--domain full|compact] [--set targets|wins|all|batched]
 //             [--calibration auto|none|FILE.json] [--vbatched-measure N]
 // --vbatched-measure: gemm_vbatched's first call times up to N candidates on the batch
-// (set_vbatched_measure); 0, the default, takes the model's choice.
+// (set_vbatched_measure; without the option, the runtime's default of kDefaultVbatchedMeasure);
+// 0 takes the model's choice.
 // --calibration: auto (the default: as `gemmtune tune` ranks, the store's calibration for the
 // GPU, else the shipped one), none (the uncalibrated model), or a JSON file of `gemmtune
 // calibrate`.

@@ -334,7 +334,7 @@ class Dispatcher {
   std::mutex mutex_;
   std::string db_path_ = Database::default_path();
   std::string bundle_dir_;
-  int vbatched_measure_ = 0;
+  int vbatched_measure_ = kDefaultVbatchedMeasure;
   std::map<int, Bundle> bundles_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
   std::map<int, DeviceSpec> specs_;

@@ -122,9 +122,13 @@ void set_dispatch_bundle(const std::string& dir);
 // runs the batch 6 times each, holding the dispatcher's lock throughout, as every first call does
 // while it compiles and reads the sizes back. A representative whose first call has beta != 0 (C
 // is an input, so the candidates cannot run on it) keeps the model's choice for its later calls
-// too. 0 (the default): the model's choice alone. Clears the kernel cache: call it, as the other
-// setters, while no gemm call runs; throws InputError outside 0..kMaxVbatchedMeasure.
+// too. 0: the model's choice alone. Clears the kernel cache: call it, as the other setters, while
+// no gemm call runs; throws InputError outside 0..kMaxVbatchedMeasure.
 inline constexpr int kMaxVbatchedMeasure = 16;
+// The default: on the H200 the kept kernel ran 1.06-1.27x faster than the model's choice in 8 of
+// 12 variable batches (S, D, C, Z up to 32, 128, 512) and held in the rest, for 8 compiles and
+// 48 launches of the batch on the first call (bench/RESULTS.md).
+inline constexpr int kDefaultVbatchedMeasure = 8;
 // Medians of 5 launches of one kernel differ by about 2% from run to run.
 inline constexpr double kMeasuredMargin = 0.02;
 void set_vbatched_measure(int candidates);

@@ -50,6 +50,14 @@ struct EmptyStore {
   ~EmptyStore() { std::filesystem::remove(path); }
 };
 
+// gemm_vbatched measuring `candidates` of its kernels on the batch's first call, back to the
+// runtime's default however the case ends. The cases that check the model's choice (or only the
+// result, on many representatives) run with 0.
+struct VbatchedMeasure {
+  explicit VbatchedMeasure(int candidates) { set_vbatched_measure(candidates); }
+  ~VbatchedMeasure() { set_vbatched_measure(kDefaultVbatchedMeasure); }
+};
+
 struct Stream {
   cudaStream_t s = nullptr;
   Stream() { REQUIRE(cudaStreamCreate(&s) == cudaSuccess); }
@@ -183,6 +191,7 @@ TEST_CASE("gpu: gemm_batched with empty matrices: M or N = 0 leaves C, K = 0 giv
 TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and empty sizes",
           "[gpu][batched]") {
   const EmptyStore store;
+  const VbatchedMeasure model_only(0);
   unsigned seed = 100;
   for (Precision p : kPrecisions)
     for (auto [oa, ob] : ops_of(p)) {
@@ -213,6 +222,7 @@ TEST_CASE("gpu: gemm_vbatched is right for S/D/C/Z, every op shape, random and e
 
 TEST_CASE("gpu: gemm_vbatched chooses its kernel for the batch's sizes", "[gpu][batched]") {
   const EmptyStore store;
+  const VbatchedMeasure model_only(0);
   // 300 matrices of at most 24 and one of 256: the launch covers 256, the work is in the small
   // ones, so the model's kernel for the sizes is another than the one for the largest.
   std::vector<MatrixShape> shapes = random_shapes(300, 24, 31);
@@ -318,6 +328,7 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
 TEST_CASE("gpu: the batched calls dispatch as their representative, variable ones for their sizes",
           "[gpu][batched]") {
   const EmptyStore store;
+  const VbatchedMeasure model_only(0);
   const BatchedData data(Precision::D, Op::N, Op::N, random_shapes(8, 90, 21), {1, 0}, {0, 0}, 21);
   run_and_check(data, Precision::D, BatchKind::Variable, "D vbatched");
   const Problem representative =
@@ -335,11 +346,7 @@ TEST_CASE("gpu: the batched calls dispatch as their representative, variable one
 TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the right result",
           "[gpu][batched]") {
   const EmptyStore store;
-  // Back to the model's choice alone however the case ends, for the tests after it.
-  struct Measuring {
-    Measuring() { set_vbatched_measure(4); }
-    ~Measuring() { set_vbatched_measure(0); }
-  } const measuring;
+  const VbatchedMeasure measuring(4);
   for (Precision p : {Precision::S, Precision::Z}) {
     const BatchedData data(p, Op::N, Op::T, random_shapes(40, 150, 33), {1, 0}, {0, 0}, 33);
     const std::string what = std::string{to_char(p)} + " vbatched, candidates measured";
@@ -376,6 +383,24 @@ TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the
     // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
     // C before the kept kernel did).
     run_and_check(data, p, BatchKind::Variable, what + ", second call");
+  }
+  // At the runtime's default the first call measures kDefaultVbatchedMeasure candidates.
+  {
+    const VbatchedMeasure by_default(kDefaultVbatchedMeasure);
+    const BatchedData data(Precision::D, Op::T, Op::N, random_shapes(30, 120, 35), {1, 0}, {0, 0},
+                           35);
+    run_and_check(data, Precision::D, BatchKind::Variable, "D vbatched, the default");
+    const Problem rep = batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
+    const DispatchChoice choice = last_dispatch(rep, BatchKind::Variable);
+    INFO(choice.why);
+    CHECK(choice.why.find("measured on the batch, ") == 0);
+    const std::vector<Problem> sizes = matrix_problems(rep, data.shapes());
+    const DispatchChoice model =
+        choose_for_sizes(rep, sizes, query_local_device(), store.path.string());
+    CHECK(choice.candidates.size() == candidates_for_sizes(model, rep, sizes, query_local_device(),
+                                                           store.path.string(),
+                                                           kDefaultVbatchedMeasure)
+                                          .size());
   }
   // beta != 0 (a complex beta of real part 0 too): C is read, so the model chooses alone.
   for (const auto& [p, beta] :
