@@ -149,8 +149,10 @@ struct KernelConfig {
   // Split-K: 0 none, else 2..64 blocks share a tile of C, each a contiguous part of K, and add
   // their partial sums into C atomically after a pass that scales C by beta.
   int split_k = 0;
-  // 1: the epilogue stores C VEC_S rows at a time where C is aligned for it; only the unsplit
-  // SIMT kernel with VEC_S > 1 has such a path, elsewhere VC1 is VC0. 0: one element per store.
+  // 1: the epilogue stores C VEC_S rows at a time where C is aligned for it (the unsplit SIMT
+  // kernel with VEC_S > 1), or, in mma kernels, stages each warp's C through shared memory and
+  // stores 16 bytes a lane (unsplit, real C); elsewhere VC1 is VC0. 0: the warp tile's own
+  // layout, one element per store.
   int vec_c = 0;
   // 1: the compute loop's vector fragment loads take 32-bit shared addresses (ld.shared through
   // inline PTX) instead of the 64-bit ones NVRTC emits; only the SIMT kernel with VEC_S > 1 has
@@ -167,9 +169,12 @@ struct KernelConfig {
   // Whether the pipe (tensor or FMA) has the last step of a K step (one mma, or one k of the
   // SIMT outer product) to run while its barrier waits: cp.async kernels at UR0.
   bool fragments_cross_barrier() const { return async_copy && unroll == 0; }
-  // Whether the kernel has a path that stores C VS rows at a time for this ldc (VC1 takes it):
-  // the unsplit kernel of a family with vector fragments, VS > 1, where ldc is a multiple of VS.
-  bool has_vector_c_path(std::int64_t ldc) const;
+  // Whether the kernel has a vector C store for this precision and ldc (VC1 takes it): the unsplit
+  // kernel of a family with vector fragments, VS > 1, where ldc is a multiple of VS; or an
+  // unsplit mma kernel of real C whose ldc is a multiple of 16 bytes and whose warps' staging (8
+  // columns of each warp's rows) fits within its tiles' shared memory (without padding), as
+  // epilogue.cuh tests it. Either path also needs C aligned for it at run time.
+  bool has_vector_c_path(Precision p, std::int64_t ldc) const;
   // Whether SL1 means anything: the vector fragment loads (VS > 1) of a family that has them.
   bool has_shared32_path() const;
   // K of one split: whole K steps, so every split but the last starts on a step boundary.

@@ -175,8 +175,18 @@ const FamilyRules& family_rules_of(const KernelConfig& c) {
   return *f;
 }
 
-bool KernelConfig::has_vector_c_path(std::int64_t ldc) const {
-  return vec_s > 1 && splits() == 1 && ldc % vec_s == 0 && family_rules_of(*this).vector_fragments;
+bool KernelConfig::has_vector_c_path(Precision p, std::int64_t ldc) const {
+  if (splits() != 1) return false;
+  if (mma) {
+    if (is_complex(p)) return false;  // complex FP64: an element is 16 bytes already
+    const int c_bytes = c_element_bytes(p);
+    const int per_vector = 16 / c_bytes;
+    const std::int64_t staging =
+        std::int64_t(threads() / 32) * 8 * (thr_m() * 8 + per_vector) * c_bytes;
+    const std::int64_t tiles = std::int64_t(stages) * (blk_m + blk_n) * blk_k * element_bytes(p);
+    return ldc % per_vector == 0 && staging <= tiles;
+  }
+  return vec_s > 1 && ldc % vec_s == 0 && family_rules_of(*this).vector_fragments;
 }
 
 bool KernelConfig::has_shared32_path() const {

@@ -392,7 +392,8 @@ std::vector<TuningParameter> declare() {
        .source_rank = 23,
        .optional = true,
        .valid = flag,
-       .meaning = "0 (C stored an element at a time) or 1 (VS rows at a time)",
+       .meaning = "0 (C stored an element at a time) or 1 (VS rows at a time; mma kernels: staged "
+                  "through shared memory, 16 bytes a lane)",
        .domain = &D::vec_c,
        .full = {0, 1},
        .compact = {0},
@@ -400,7 +401,7 @@ std::vector<TuningParameter> declare() {
        .walk_level = 4,
        .walk_rank = 11,
        .walk_member = &K::vec_c,
-       .families = kSimt},
+       .families = kEveryFamily},
       {.token = "SL",
        .get = get<&K::shared32>,
        .set = set<&K::shared32>,

@@ -11,8 +11,9 @@
 //   BLK_M BLK_N BLK_K, DIM_X DIM_Y, DIM_XA DIM_YA, DIM_XB DIM_YB, VEC_A VEC_B,
 //   LA_KMAJOR LB_KMAJOR, PAD, PREFETCH, STAGES, UNROLL, EDGE_REDIRECT, RASTER, VEC_S, GT_MMA,
 //   ASYNC_COPY (1: STAGES-deep cp.async pipeline, sm_80+; else registers stage the tiles),
-//   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that; the SIMT kernel with
-//   VEC_S > 1 only: tensor-core and split-K kernels store an element at a time whatever it says).
+//   VEC_C (1: C stored VEC_S rows at a time where it is aligned for that, the SIMT kernel with
+//   VEC_S > 1; in the mma family, real C staged through shared memory and stored 16 bytes a
+//   lane; split-K kernels store an element at a time whatever it says).
 //   LDS32 (1: the compute loop's vector fragment loads use ld.shared on 32-bit shared addresses;
 //   the SIMT kernel with VEC_S > 1 only).
 // VEC_S: a thread owns groups of VEC_S contiguous rows (and columns) of its C tile and reads

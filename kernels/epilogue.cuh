@@ -51,6 +51,74 @@ for (int i = 0; i < THR_M; i += VEC_S) {
   }
 }
 #else
+#if GT_MMA && VEC_C && !GT_COMPLEX && SPLIT_K == 1
+// VC1 in the mma family, interior tiles where C is 16-byte aligned: each warp passes its
+// accumulators through shared memory one 8-column mma tile at a time, so that a lane stores 16
+// contiguous bytes of a column and a warp's store fills whole 128-byte lines, where the mma
+// layout stores 4 bytes in each of 4 columns (8 for FP64): 4 (2) times fewer store requests,
+// which bound skinny-K problems whose C dominates. Only where the warps' staging fits the tiles'
+// shared memory without their padding (KernelConfig::has_vector_c_path says the same); the
+// pitch keeps the 32 lanes' writes on distinct banks.
+{
+  constexpr int kVec = 16 / int(sizeof(out_t));
+  constexpr int kRows = THR_M * 8;  // the warp tile's rows
+  constexpr int kPitch = kRows + kVec;
+  constexpr int kPerColumn = kRows / kVec;
+  constexpr int kVectors = 8 * kPerColumn;  // of one 8-column mma tile
+  constexpr int kRounds = (kVectors + 31) / 32;
+  struct __align__(16) gt_out_vec {
+    out_t v[kVec];
+  };
+  constexpr bool kFits = (THREADS / 32) * 8 * kPitch * sizeof(out_t) <=
+                         STAGES * (BLK_M + BLK_N) * BLK_K * sizeof(elem_t);
+  if constexpr (kFits) {
+    if (inside_mn && ldc % kVec == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0) {
+#if ASYNC_COPY
+      gt_cp_async_wait<0>();  // no copy may land in the staging area
+#endif
+      __syncthreads();        // every warp is done with the tiles
+      out_t* const stage = reinterpret_cast<out_t*>(gt_smem_raw) + warp * 8 * kPitch;
+      out_t* const c_warp = C + (m0 + WARP_ROW0) + (long long)(n0 + WARP_COL0) * ldc;
+#pragma unroll
+      for (int jn = 0; jn < THR_N / 2; ++jn) {
+#pragma unroll
+        for (int i = 0; i < THR_M; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            stage[((lane % 4) * 2 + h) * kPitch + i * 8 + lane / 4] =
+                gt_mul(alpha, acc[i][2 * jn + h]);
+        __syncwarp();
+        // With beta, a group's C vectors are read before any is written (see the scalar path
+        // below); groups of 2 bound the registers the vectors hold.
+#pragma unroll
+        for (int r0 = 0; r0 < kRounds; r0 += 2) {
+          gt_out_vec c_in[2];
+#pragma unroll
+          for (int g = 0; g < 2; ++g) {
+            const int f = (r0 + g) * 32 + lane;
+            if (read_c && r0 + g < kRounds && (kVectors % 32 == 0 || f < kVectors))
+              c_in[g] = *reinterpret_cast<const gt_out_vec*>(
+                  c_warp + f % kPerColumn * kVec + (long long)(jn * 8 + f / kPerColumn) * ldc);
+          }
+#pragma unroll
+          for (int g = 0; g < 2; ++g) {
+            const int f = (r0 + g) * 32 + lane;
+            if (r0 + g >= kRounds || (kVectors % 32 != 0 && f >= kVectors)) continue;
+            const int col = f / kPerColumn, row = f % kPerColumn * kVec;
+            gt_out_vec w = *reinterpret_cast<const gt_out_vec*>(stage + col * kPitch + row);
+            if (read_c)
+#pragma unroll
+              for (int v = 0; v < kVec; ++v) gt_fma(w.v[v], beta, c_in[g].v[v]);
+            *reinterpret_cast<gt_out_vec*>(c_warp + row + (long long)(jn * 8 + col) * ldc) = w;
+          }
+        }
+        __syncwarp();  // the next tile overwrites the stage
+      }
+      return;
+    }
+  }
+}
+#endif
 #if SPLIT_K == 1 && GT_REDUCED
 // Interior tiles: no bounds, one 64-bit address per column of the thread's tile, its rows at
 // compile-time offsets from it (STG [R.64 + imm]), beta tested once. The checked store below

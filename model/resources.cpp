@@ -313,7 +313,7 @@ double c_store_sectors_per_warp(const KernelConfig& c, const Problem& p) {
   const int columns = std::max(1, 32 / along_m);
   // VC1 where the kernel has its vector path: each lane stores its VS rows at once, so a
   // column's lanes cover along_m x VS contiguous elements, 32 x VS elements a store.
-  if (c.vec_c && c.has_vector_c_path(p.ldc))
+  if (c.vec_c && c.has_vector_c_path(p.precision, p.ldc))
     return columns * std::ceil(double(along_m) * c.vec_s * e / 32.0) / c.vec_s;
   const double span = (double(along_m - 1) * c.vec_s + 1) * e;
   return columns * std::ceil(span / 32.0);

@@ -39,6 +39,7 @@ StageContext::StageContext(const Problem& p, const DeviceSpec& d, const Constrai
       device(d),
       options(o),
       vector_c_enumerated(enumerates(domain.vec_c, 1)),
+      vector_c_both(enumerates(domain.vec_c, 0) && enumerates(domain.vec_c, 1)),
       shared32_both(enumerates(domain.shared32, 0) && enumerates(domain.shared32, 1)) {
   tiles_at_64 = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
   // Seed 004: small or batched problems want small blocks, many per SM; seed 001's rules
@@ -150,19 +151,26 @@ bool variants_relevant(const KernelConfig& c, const StageContext& ctx) {
   const Problem& p = ctx.problem;
   if (!main_loop_rules_of(c).variant_relevant(c)) return false;
   if (c.edge == EdgeMode::Redirect && p.m % c.blk_m == 0 && p.n % c.blk_n == 0) return false;
-  // One of VC0 and VC1 is the kernel worth running. VC1 is VC0 again where the kernel has no
-  // vector path (VS 1, tensor cores, a split kernel adding into C an element at a time, ldc not
-  // a multiple of VS); elsewhere VC1's whole-sector stores never lose to VC0's scattered ones in
-  // the model (and won every SGEMM shape on the H100), so VC0 goes when the
-  // domain enumerates VC1.
-  const bool vector_path = c.has_vector_c_path(p.ldc);
+  // VC1 is VC0 again where the kernel has no vector C store (SIMT at VS 1, complex mma, a split
+  // kernel adding into C an element at a time, ldc not a multiple of the vector). In SIMT kernels
+  // VC1's whole-sector stores never lose to VC0's scattered ones in the model (and won every
+  // SGEMM shape on the H100), so VC0 goes when the domain enumerates VC1. The mma kernels' staged
+  // store writes the same sectors in fewer requests: on the H200 3-5% faster where C dominates
+  // (skinny K), 2-3% slower on TF32 with K = 128, 12-16% where staging took the registers past
+  // 128. The model cannot tell the two apart, so where the domain has both the space keeps VC0
+  // (what the recordings measured) and tuning measures the VC1 twin of its best.
+  const bool vector_path = c.has_vector_c_path(p.precision, p.ldc);
   if (c.vec_c && !vector_path) return false;
-  if (!c.vec_c && vector_path && ctx.vector_c_enumerated) return false;
+  if (c.mma) {
+    if (c.vec_c && ctx.vector_c_both) return false;
+  } else if (!c.vec_c && vector_path && ctx.vector_c_enumerated) {
+    return false;
+  }
   // SL0 and SL1 (64- or 32-bit shared addresses for the vector fragment loads) issue about as
   // many instructions, scheduled differently: of 54 twins near the top of H100 tunes SL1 was
   // over 2% faster for 22 and over 2% slower for 8. The model
   // cannot tell them apart, so where the domain has both the space keeps SL0 (what the recorded
-  // sweeps measured) and tuning measures the SL1 twin of its best (search/tuner.cpp).
+  // sweeps measured) and tuning measures the SL1 twin of its best (search/hybrid.cpp).
   if (c.shared32 && ctx.shared32_both) return false;
   if (c.raster > 1) {
     const std::int64_t tiles_m = (p.m + c.blk_m - 1) / c.blk_m;

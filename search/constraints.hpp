@@ -15,6 +15,8 @@ struct StageContext {
   std::int64_t tiles_at_64 = 0;
   // Whether the domain enumerates VC1: then VC0 is not a relevant variant where VC1 applies.
   bool vector_c_enumerated = false;
+  // Whether it enumerates VC0 and VC1: then an mma kernel's VC1 is the twin the tuner measures.
+  bool vector_c_both = false;
   // Whether the domain enumerates SL0 and SL1: then SL1 is the twin the tuner measures, not a
   // variant of the space (the model predicts the two alike).
   bool shared32_both = false;

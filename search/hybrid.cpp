@@ -164,16 +164,28 @@ class HybridTuner {
     return true;
   }
 
-  // Which shared-address width suits a kernel is up to ptxas's scheduling: on the H100 SL1 took
-  // 21% less time for an S 4097^3 kernel and up to 12% more for a 1000^3 one, and was within 2%
-  // for most. The model cannot tell those apart, so each refinement round first measures the
-  // best so far's twin (the space holds one of the two). Returns false when the budget is spent.
-  bool measure_shared32_twin() {
-    KernelConfig twin = run_.result.best->config;
-    if (!twin.has_shared32_path()) return true;
-    twin.shared32 = 1 - twin.shared32;
-    if (!enumerates(o_.domain.shared32, twin.shared32) || run_.was_measured(twin) ||
-        !run_.evaluator.can_evaluate(twin) || check_hard(p_, d_, twin))
+  // Twins the model cannot tell apart, of which the space holds one: which shared-address width
+  // suits a SIMT kernel is up to ptxas's scheduling (on the H100 SL1 took 21% less time for an S
+  // 4097^3 kernel, up to 12% more for a 1000^3 one, within 2% for most), and whether an mma
+  // kernel's C is better staged through shared memory depends on how much C weighs and on the
+  // registers the staging takes (VC1; search/constraints.cpp). Each refinement round first
+  // measures the best so far's twins. Returns false when the budget is spent.
+  bool measure_twins() {
+    const KernelConfig best = run_.result.best->config;
+    if (best.has_shared32_path()) {
+      KernelConfig twin = best;
+      twin.shared32 = 1 - twin.shared32;
+      if (enumerates(o_.domain.shared32, twin.shared32) && !measure_twin(twin)) return false;
+    }
+    if (best.mma && best.has_vector_c_path(p_.precision, p_.ldc)) {
+      KernelConfig twin = best;
+      twin.vec_c = 1 - twin.vec_c;
+      if (enumerates(o_.domain.vec_c, twin.vec_c) && !measure_twin(twin)) return false;
+    }
+    return true;
+  }
+  bool measure_twin(const KernelConfig& twin) {
+    if (run_.was_measured(twin) || !run_.evaluator.can_evaluate(twin) || check_hard(p_, d_, twin))
       return true;
     if (compile({twin}, 1.0).empty()) return false;
     return run_.measure(twin);
@@ -212,7 +224,7 @@ class HybridTuner {
   // measured until the round gains more than kMinGain; a look that does not gets a second look
   // at the next-best candidates before the round calls it converged (Done).
   Step refine_round() {
-    if (!measure_shared32_twin()) return Step::BudgetSpent;
+    if (!measure_twins()) return Step::BudgetSpent;
     LocalCorrection correction;
     correction.learn(p_, d_, run_.result.history, o_.coefficients);
     std::vector<KernelConfig> candidates = refinement_candidates(correction);
@@ -241,7 +253,7 @@ class HybridTuner {
       if (step == Step::BudgetSpent) return false;
       if (step == Step::Done) break;
     }
-    return !run_.result.best || measure_shared32_twin();
+    return !run_.result.best || measure_twins();
   }
 
   // The next measure_top / 2 unmeasured configurations of the measured order seed another

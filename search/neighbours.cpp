@@ -47,8 +47,9 @@ std::vector<KernelConfig> neighbours(const Problem& problem, const DeviceSpec& d
     } else {
       n.stages = std::min(2, n.stages);
     }
-    if (n.vec_c && !n.has_vector_c_path(problem.ldc)) n.vec_c = 0;  // VC1 would be VC0
-    if (!n.has_shared32_path()) n.shared32 = 0;                     // no vector loads left
+    // VC1 would be VC0; SL1 SL0, with no vector loads left.
+    if (n.vec_c && !n.has_vector_c_path(problem.precision, problem.ldc)) n.vec_c = 0;
+    if (!n.has_shared32_path()) n.shared32 = 0;
     // A step onto vector loads takes the space's variant of them (SL1 only where SL0 is not).
     if (n.has_shared32_path() && !c.has_shared32_path()) n.shared32 = shared32_of_space;
     if (check_hard(problem, device, n)) return;

@@ -121,7 +121,7 @@ TEST_CASE("families: a family's parameters are the parameter table's", "[familie
     CHECK(uses("AC") == (f.rules->bit != kRegisterStagedSimt));
     // The cp.async pipeline has no register prefetch; only SIMT kernels store C by vectors.
     CHECK(uses("PF") == (f.rules->bit != kCpAsyncSimt));
-    CHECK(uses("VC") == (f.rules->bit != kMma));
+    CHECK(uses("VC"));
     CHECK(uses("SL") == (f.rules->bit != kMma));
   }
   // Every parameter shapes some family.
@@ -156,7 +156,17 @@ TEST_CASE("families: the funnel's family constraints are the families' own rules
   KernelConfig mma_vs2 = mma;
   mma_vs2.vec_s = 2;
   CHECK_FALSE(mma_vs2.has_shared32_path());
-  CHECK_FALSE(mma_vs2.has_vector_c_path(1024));
+  CHECK_FALSE(mma_vs2.has_vector_c_path(Precision::S, 1024));
+  // An mma kernel's VC1 stages C through shared memory: real C, unsplit, ldc a multiple of 16
+  // bytes, and each warp's 8 columns of its 64 rows (66 doubles each) within the tiles.
+  CHECK_FALSE(mma.has_vector_c_path(Precision::D, 1024));  // staging 16,896 bytes, tiles 16,384
+  KernelConfig mma_st3 = mma;
+  mma_st3.stages = 3;  // tiles 24,576 bytes
+  CHECK(mma_st3.has_vector_c_path(Precision::D, 1024));
+  CHECK_FALSE(mma_st3.has_vector_c_path(Precision::D, 1023));
+  CHECK_FALSE(mma_st3.has_vector_c_path(Precision::Z, 1024));
+  mma_st3.split_k = 2;
+  CHECK_FALSE(mma_st3.has_vector_c_path(Precision::D, 1024));
   // The register-staged loop keeps at most two shared buffers; cp.async needs two and cannot
   // conjugate, and runs without register prefetch.
   simt.stages = 3;

@@ -356,6 +356,45 @@ TEST_CASE("tuner: on exhaustive H100 sweeps the hybrid reaches 97% of the best i
   CHECK(median >= 0.85);
 }
 
+namespace {
+
+// `rec` and, for each of its configurations that has the twin's path, the twin (`member` at 1)
+// timed `factor` times as long.
+std::vector<Evaluation> with_twins(const std::vector<Evaluation>& rec, int KernelConfig::*member,
+                                   const std::function<bool(const KernelConfig&)>& has_path,
+                                   double factor) {
+  std::vector<Evaluation> out = rec;
+  for (const auto& e : rec)
+    if (has_path(e.config)) {
+      Evaluation twin = e;
+      twin.config.*member = 1;
+      twin.time_s *= factor;
+      out.push_back(twin);
+    }
+  return out;
+}
+
+// With twins 10% faster and 10% slower, the hybrid measures its best's twin and keeps the faster.
+void check_twin_measured(const Problem& p, const DeviceSpec& d, const HybridOptions& o,
+                         const std::vector<Evaluation>& rec, int KernelConfig::*member,
+                         const std::function<bool(const KernelConfig&)>& has_path) {
+  for (double factor : {0.9, 1.1}) {
+    ReplayEvaluator replay(d, with_twins(rec, member, has_path, factor));
+    const TuneResult r = hybrid_tune(p, replay, o);
+    REQUIRE(r.best);
+    INFO("twins take " << factor << "x; best " << r.best->config.id());
+    REQUIRE(has_path(r.best->config));
+    std::set<std::string> measured;
+    for (const auto& e : r.history) measured.insert(e.config.id());
+    KernelConfig twin = r.best->config;
+    twin.*member = 1 - twin.*member;
+    CHECK(measured.count(twin.id()) == 1);
+    CHECK(r.best->config.*member == (factor < 1 ? 1 : 0));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("tuner: the hybrid measures the 32-bit-address twin of its best kernel", "[tuner]") {
   // The space keeps SL0 where the domain has both address widths; ptxas schedules some kernels
   // much better with SL1 and some worse (21% and -12% on the H100), so the
@@ -369,36 +408,50 @@ TEST_CASE("tuner: the hybrid measures the 32-bit-address twin of its best kernel
     CHECK(e.config.shared32 == 0);
   }
   REQUIRE(with_path > 0);
-  auto with_twins = [&](double twin_factor) {
-    std::vector<Evaluation> out = rec;
-    for (const auto& e : rec)
-      if (e.config.has_shared32_path()) {
-        Evaluation twin = e;
-        twin.config.shared32 = 1;
-        twin.time_s *= twin_factor;
-        out.push_back(twin);
-      }
-    return out;
+  const auto has_path = [](const KernelConfig& c) { return c.has_shared32_path(); };
+  check_twin_measured(problem(), d, o, rec, &KernelConfig::shared32, has_path);
+  // A domain of SL0 alone measures no twin.
+  HybridOptions only_sl0 = o;
+  only_sl0.domain.shared32 = {0};
+  ReplayEvaluator replay(d, with_twins(rec, &KernelConfig::shared32, has_path, 0.9));
+  const TuneResult plain = hybrid_tune(problem(), replay, only_sl0);
+  REQUIRE(plain.best);
+  for (const auto& e : plain.history) CHECK(e.config.shared32 == 0);
+}
+
+TEST_CASE("tuner: the hybrid measures the staged-C twin of its best mma kernel", "[tuner]") {
+  // The space keeps an mma kernel's VC0 where the domain has both; staging C through shared
+  // memory (VC1) wins where C dominates and loses where it costs registers, so the hybrid
+  // measures the VC1 twin of its best and keeps whichever is faster.
+  const DeviceSpec d = find_builtin_device("H100-SXM");
+  HybridOptions o = small_options(32);
+  o.domain.mma = {2};
+  o.domain.async_copy = {1};
+  o.domain.stages = {3, 4};
+  o.domain.vec_c = {0, 1};
+  Problem p = problem();
+  p.precision = Precision::D;
+  p.k = 64;
+  p = p.normalized();
+  const auto rec = record(p, d, o.domain);
+  REQUIRE_FALSE(rec.empty());
+  const auto has_path = [&](const KernelConfig& c) {
+    return c.has_vector_c_path(p.precision, p.ldc);
   };
-  for (double twin_factor : {0.9, 1.1}) {
-    ReplayEvaluator replay(d, with_twins(twin_factor));
-    const TuneResult r = hybrid_tune(problem(), replay, o);
-    REQUIRE(r.best);
-    INFO("SL1 twins take " << twin_factor << "x; best " << r.best->config.id());
-    REQUIRE(r.best->config.has_shared32_path());
-    std::set<std::string> measured;
-    for (const auto& e : r.history) measured.insert(e.config.id());
-    KernelConfig twin = r.best->config;
-    twin.shared32 = 1 - twin.shared32;
-    CHECK(measured.count(twin.id()) == 1);
-    CHECK(r.best->config.shared32 == (twin_factor < 1 ? 1 : 0));
-    // A domain of SL0 alone measures no twin.
-    HybridOptions only_sl0 = o;
-    only_sl0.domain.shared32 = {0};
-    const TuneResult plain = hybrid_tune(problem(), replay, only_sl0);
-    REQUIRE(plain.best);
-    for (const auto& e : plain.history) CHECK(e.config.shared32 == 0);
+  size_t with_path = 0;
+  for (const auto& e : rec) {
+    CHECK(e.config.mma == 2);
+    CHECK(e.config.vec_c == 0);
+    with_path += has_path(e.config);
   }
+  REQUIRE(with_path > 0);
+  // A domain of VC1 alone keeps the staged kernels, and only those.
+  SpaceDomain only_vc1 = o.domain;
+  only_vc1.vec_c = {1};
+  const auto staged = pruned_space(p, d, only_vc1);
+  CHECK(staged.size() == with_path);
+  for (const auto& c : staged) CHECK((c.vec_c == 1 && has_path(c)));
+  check_twin_measured(p, d, o, rec, &KernelConfig::vec_c, has_path);
 }
 
 TEST_CASE("tuner: a budget limits evaluations, a share of the space and time", "[tuner]") {
