@@ -1,6 +1,7 @@
 // The C store, every family's epilogue, ending the kernel's body: C = alpha * acc + beta * C
-// through ROW_OF / COL_OF of the warp tile, a vector store per group of VEC_S rows (VEC_C), or
-// an atomic sum per element under split-K.
+// through ROW_OF / COL_OF of the warp tile, a vector store per group of VEC_S rows (VEC_C, SIMT),
+// 16 bytes a lane from C staged through shared memory (VEC_C, mma), or an atomic sum per element
+// under split-K.
 const bool read_c = !gt_is_zero(beta);  // BLAS: C is not read when beta is zero
 (void)read_c;
 #if VEC_C && VEC_S > 1 && !GT_MMA && SPLIT_K == 1

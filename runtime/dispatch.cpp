@@ -128,6 +128,10 @@ class Dispatcher {
     vbatched_measure_ = candidates;
     entries_.clear();
   }
+  int vbatched_measure() {
+    std::lock_guard lock(mutex_);
+    return vbatched_measure_;
+  }
   void set_bundle(const std::string& dir) {
     std::lock_guard lock(mutex_);
     bundle_dir_ = dir;
@@ -480,6 +484,10 @@ void set_vbatched_measure(int candidates) {
                      "): 0 (choose by the model alone) to " + std::to_string(kMaxVbatchedMeasure) +
                      " candidates");
   Dispatcher::get().set_vbatched_measure(candidates);
+}
+
+int vbatched_measure() {
+  return Dispatcher::get().vbatched_measure();
 }
 
 DispatchChoice last_dispatch(const Problem& p, BatchKind kind) {

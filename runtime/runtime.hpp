@@ -122,8 +122,10 @@ void set_dispatch_bundle(const std::string& dir);
 // runs the batch 6 times each, holding the dispatcher's lock throughout, as every first call does
 // while it compiles and reads the sizes back. A representative whose first call has beta != 0 (C
 // is an input, so the candidates cannot run on it) keeps the model's choice for its later calls
-// too. 0: the model's choice alone. Clears the kernel cache: call it, as the other setters, while
-// no gemm call runs; throws InputError outside 0..kMaxVbatchedMeasure.
+// too. The kept kernel depends on the timings, so two processes may keep different ones, whose
+// results differ in rounding; 0 (the model's choice alone) chooses the same every time. Clears
+// the kernel cache: call it, as the other setters, while no gemm call runs; throws InputError
+// outside 0..kMaxVbatchedMeasure.
 inline constexpr int kMaxVbatchedMeasure = 16;
 // The default: on the H200 the kept kernel ran 1.06-1.27x faster than the model's choice in 8 of
 // 12 variable batches (S, D, C, Z up to 32, 128, 512) and held in the rest, for 8 compiles and
@@ -132,6 +134,7 @@ inline constexpr int kDefaultVbatchedMeasure = 8;
 // Medians of 5 launches of one kernel differ by about 2% from run to run.
 inline constexpr double kMeasuredMargin = 0.02;
 void set_vbatched_measure(int candidates);
+int vbatched_measure();  // what set_vbatched_measure last set, kDefaultVbatchedMeasure before
 
 // BLAS-like, column-major, device pointers, asynchronous on `stream`. Thread-safe. Throws
 // InputError for bad arguments (the message names them).

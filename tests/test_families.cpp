@@ -119,7 +119,8 @@ TEST_CASE("families: a family's parameters are the parameter table's", "[familie
     CHECK(uses("BM"));
     CHECK(uses("MM") == (f.rules->bit == kMma));
     CHECK(uses("AC") == (f.rules->bit != kRegisterStagedSimt));
-    // The cp.async pipeline has no register prefetch; only SIMT kernels store C by vectors.
+    // The cp.async pipeline has no register prefetch; every family has a vector C store (mma
+    // kernels' staged through shared memory).
     CHECK(uses("PF") == (f.rules->bit != kCpAsyncSimt));
     CHECK(uses("VC"));
     CHECK(uses("SL") == (f.rules->bit != kMma));
@@ -156,7 +157,8 @@ TEST_CASE("families: the funnel's family constraints are the families' own rules
   KernelConfig mma_vs2 = mma;
   mma_vs2.vec_s = 2;
   CHECK_FALSE(mma_vs2.has_shared32_path());
-  CHECK_FALSE(mma_vs2.has_vector_c_path(Precision::S, 1024));
+  // VS does not give an mma kernel a vector C store: its path is the staged one, VS or not.
+  CHECK(mma_vs2.has_vector_c_path(Precision::D, 1024) == mma.has_vector_c_path(Precision::D, 1024));
   // An mma kernel's VC1 stages C through shared memory: real C, unsplit, ldc a multiple of 16
   // bytes, and each warp's 8 columns of its 64 rows (66 doubles each) within the tiles.
   CHECK_FALSE(mma.has_vector_c_path(Precision::D, 1024));  // staging 16,896 bytes, tiles 16,384

@@ -168,11 +168,18 @@ TEST_CASE("runtime: between tuned shapes, the kernel predicted fastest there win
 
 TEST_CASE("runtime: a variable batch's measured candidates are counted within their limit",
           "[runtime]") {
+  // No case before this one sets it (the GPU cases restore the default).
+  CHECK(vbatched_measure() == kDefaultVbatchedMeasure);
+  CHECK(kDefaultVbatchedMeasure > 0);
   CHECK_THROWS_WITH(set_vbatched_measure(-1),
                     Catch::Contains("0 (choose by the model alone) to 16"));
   CHECK_THROWS_AS(set_vbatched_measure(kMaxVbatchedMeasure + 1), InputError);
   CHECK_NOTHROW(set_vbatched_measure(kMaxVbatchedMeasure));
   CHECK_NOTHROW(set_vbatched_measure(0));
+  CHECK(vbatched_measure() == 0);
+  CHECK_THROWS_AS(set_vbatched_measure(kMaxVbatchedMeasure + 1), InputError);
+  CHECK(vbatched_measure() == 0);  // a refused value leaves the setting as it was
+  set_vbatched_measure(kDefaultVbatchedMeasure);
   CHECK(std::string(to_string(DispatchSource::Measured)) == "measured on the batch");
 }
 

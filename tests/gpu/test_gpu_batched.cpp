@@ -277,7 +277,8 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
         batched_representative(uniform.call(BatchKind::PointerArray), BatchKind::PointerArray);
     std::vector<KernelConfig> configs;
     bool simt = false, async = false, mma = false;
-    for (const Ranked& r : rank_space(representative, d, 400, {}, domain).top) {
+    const std::vector<Ranked> ranked = rank_space(representative, d, 400, {}, domain).top;
+    for (const Ranked& r : ranked) {
       const KernelConfig& c = r.config;
       const bool want = configs.size() < 3 || (c.mma && !mma) ||
                         (!c.mma && c.async_copy && !async) || (!c.mma && !c.async_copy && !simt);
@@ -291,6 +292,18 @@ TEST_CASE("gpu: every kernel family runs pointer-array and variable batches, spl
     KernelConfig split = configs.front();
     split.split_k = 3;
     configs.push_back(split);
+    // D's mma kernel with C staged through shared memory (VC1; complex C has no such store).
+    bool staged = false;
+    for (const Ranked& r : ranked)
+      if (r.config.mma && r.config.splits() == 1 &&
+          r.config.has_vector_c_path(p, representative.ldc)) {
+        KernelConfig c = r.config;
+        c.vec_c = 1;
+        configs.push_back(c);
+        staged = true;
+        break;
+      }
+    CHECK(staged == (p == Precision::D));
     // A variable batch refuses split-K (the runtime drops it: batched_config).
     CHECK_THROWS_AS(render_source(split, p, oa, ob, BatchKind::Variable), InputError);
     // Compiled together: the strided kernel of the first configuration, then each configuration
@@ -346,47 +359,50 @@ TEST_CASE("gpu: the batched calls dispatch as their representative, variable one
 TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the right result",
           "[gpu][batched]") {
   const EmptyStore store;
-  const VbatchedMeasure measuring(4);
-  for (Precision p : {Precision::S, Precision::Z}) {
-    const BatchedData data(p, Op::N, Op::T, random_shapes(40, 150, 33), {1, 0}, {0, 0}, 33);
-    const std::string what = std::string{to_char(p)} + " vbatched, candidates measured";
-    run_and_check(data, p, BatchKind::Variable, what);
-    const Problem representative =
-        batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
-    const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
-    INFO(choice.why);
-    CHECK(choice.why.find("measured on the batch, ") == 0);
-    // The candidates are candidates_for_sizes's of the model's own choice, each timed.
-    const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
-    const DispatchChoice model =
-        choose_for_sizes(representative, sizes, query_local_device(), store.path.string());
-    const std::vector<DispatchCandidate> expected = candidates_for_sizes(
-        model, representative, sizes, query_local_device(), store.path.string(), 4);
-    REQUIRE(choice.candidates.size() == expected.size());
-    CHECK(expected.size() >= 2);
-    double fastest = 0;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      CHECK(choice.candidates[i].config == expected[i].config);
-      CHECK((choice.candidates[i].measured_s > 0) == choice.candidates[i].dropped.empty());
-      if (choice.candidates[i].measured_s > 0 &&
-          (fastest == 0 || choice.candidates[i].measured_s < fastest))
-        fastest = choice.candidates[i].measured_s;
-    }
-    const double model_s = choice.candidates.front().measured_s;
-    REQUIRE(model_s > 0);
-    // The model's choice stays unless another ran at least kMeasuredMargin faster.
-    const bool replaced = fastest < (1 - kMeasuredMargin) * model_s;
-    CHECK((choice.source == DispatchSource::Measured) == replaced);
-    for (const DispatchCandidate& c : choice.candidates)
-      if (c.config == choice.config) CHECK(c.measured_s == (replaced ? fastest : model_s));
-    CHECK(choice.config.splits() == 1);
-    // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
-    // C before the kept kernel did).
-    run_and_check(data, p, BatchKind::Variable, what + ", second call");
-  }
-  // At the runtime's default the first call measures kDefaultVbatchedMeasure candidates.
   {
-    const VbatchedMeasure by_default(kDefaultVbatchedMeasure);
+    const VbatchedMeasure measuring(4);
+    for (Precision p : {Precision::S, Precision::Z}) {
+      const BatchedData data(p, Op::N, Op::T, random_shapes(40, 150, 33), {1, 0}, {0, 0}, 33);
+      const std::string what = std::string{to_char(p)} + " vbatched, candidates measured";
+      run_and_check(data, p, BatchKind::Variable, what);
+      const Problem representative =
+          batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
+      const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
+      INFO(choice.why);
+      CHECK(choice.why.find("measured on the batch, ") == 0);
+      // The candidates are candidates_for_sizes's of the model's own choice, each timed.
+      const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
+      const DispatchChoice model =
+          choose_for_sizes(representative, sizes, query_local_device(), store.path.string());
+      const std::vector<DispatchCandidate> expected = candidates_for_sizes(
+          model, representative, sizes, query_local_device(), store.path.string(), 4);
+      REQUIRE(choice.candidates.size() == expected.size());
+      CHECK(expected.size() >= 2);
+      double fastest = 0;
+      for (std::size_t i = 0; i < expected.size(); ++i) {
+        CHECK(choice.candidates[i].config == expected[i].config);
+        CHECK((choice.candidates[i].measured_s > 0) == choice.candidates[i].dropped.empty());
+        if (choice.candidates[i].measured_s > 0 &&
+            (fastest == 0 || choice.candidates[i].measured_s < fastest))
+          fastest = choice.candidates[i].measured_s;
+      }
+      const double model_s = choice.candidates.front().measured_s;
+      REQUIRE(model_s > 0);
+      // The model's choice stays unless another ran at least kMeasuredMargin faster.
+      const bool replaced = fastest < (1 - kMeasuredMargin) * model_s;
+      CHECK((choice.source == DispatchSource::Measured) == replaced);
+      for (const DispatchCandidate& c : choice.candidates)
+        if (c.config == choice.config) CHECK(c.measured_s == (replaced ? fastest : model_s));
+      CHECK(choice.config.splits() == 1);
+      // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
+      // C before the kept kernel did).
+      run_and_check(data, p, BatchKind::Variable, what + ", second call");
+    }
+  }
+  // Unset (the guard above has restored the default), the first call measures
+  // kDefaultVbatchedMeasure candidates.
+  {
+    REQUIRE(vbatched_measure() == kDefaultVbatchedMeasure);
     const BatchedData data(Precision::D, Op::T, Op::N, random_shapes(30, 120, 35), {1, 0}, {0, 0},
                            35);
     run_and_check(data, Precision::D, BatchKind::Variable, "D vbatched, the default");
