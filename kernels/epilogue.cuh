@@ -66,7 +66,9 @@ for (int i = 0; i < THR_M; i += VEC_S) {
   constexpr int kPitch = kRows + kVec;
   constexpr int kPerColumn = kRows / kVec;
   constexpr int kVectors = 8 * kPerColumn;  // of one 8-column mma tile
-  constexpr int kRounds = (kVectors + 31) / 32;
+  // m16 mma tiles make THR_M even for 4-byte C; 8-byte C gives 32 THR_M vectors.
+  static_assert(kVectors % 32 == 0, "a warp stores whole rounds of 32 vectors");
+  constexpr int kRounds = kVectors / 32;
   struct __align__(16) gt_out_vec {
     out_t v[kVec];
   };
@@ -97,14 +99,14 @@ for (int i = 0; i < THR_M; i += VEC_S) {
 #pragma unroll
           for (int g = 0; g < 2; ++g) {
             const int f = (r0 + g) * 32 + lane;
-            if (read_c && r0 + g < kRounds && (kVectors % 32 == 0 || f < kVectors))
+            if (read_c && r0 + g < kRounds)
               c_in[g] = *reinterpret_cast<const gt_out_vec*>(
                   c_warp + f % kPerColumn * kVec + (long long)(jn * 8 + f / kPerColumn) * ldc);
           }
 #pragma unroll
           for (int g = 0; g < 2; ++g) {
             const int f = (r0 + g) * 32 + lane;
-            if (r0 + g >= kRounds || (kVectors % 32 != 0 && f >= kVectors)) continue;
+            if (r0 + g >= kRounds) continue;
             const int col = f / kPerColumn, row = f % kPerColumn * kVec;
             gt_out_vec w = *reinterpret_cast<const gt_out_vec*>(stage + col * kPitch + row);
             if (read_c)

@@ -4,6 +4,7 @@
 
 #include <complex>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "kernels/kernels.hpp"
@@ -359,64 +360,60 @@ TEST_CASE("gpu: the batched calls dispatch as their representative, variable one
 TEST_CASE("gpu: gemm_vbatched measuring its candidates keeps the fastest and the right result",
           "[gpu][batched]") {
   const EmptyStore store;
-  {
-    const VbatchedMeasure measuring(4);
-    for (Precision p : {Precision::S, Precision::Z}) {
-      const BatchedData data(p, Op::N, Op::T, random_shapes(40, 150, 33), {1, 0}, {0, 0}, 33);
-      const std::string what = std::string{to_char(p)} + " vbatched, candidates measured";
-      run_and_check(data, p, BatchKind::Variable, what);
-      const Problem representative =
-          batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
-      const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
-      INFO(choice.why);
-      CHECK(choice.why.find("measured on the batch, ") == 0);
-      // The candidates are candidates_for_sizes's of the model's own choice, each timed.
-      const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
-      const DispatchChoice model =
-          choose_for_sizes(representative, sizes, query_local_device(), store.path.string());
-      const std::vector<DispatchCandidate> expected = candidates_for_sizes(
-          model, representative, sizes, query_local_device(), store.path.string(), 4);
-      REQUIRE(choice.candidates.size() == expected.size());
-      CHECK(expected.size() >= 2);
-      double fastest = 0;
-      for (std::size_t i = 0; i < expected.size(); ++i) {
-        CHECK(choice.candidates[i].config == expected[i].config);
-        CHECK((choice.candidates[i].measured_s > 0) == choice.candidates[i].dropped.empty());
-        if (choice.candidates[i].measured_s > 0 &&
-            (fastest == 0 || choice.candidates[i].measured_s < fastest))
-          fastest = choice.candidates[i].measured_s;
-      }
-      const double model_s = choice.candidates.front().measured_s;
-      REQUIRE(model_s > 0);
-      // The model's choice stays unless another ran at least kMeasuredMargin faster.
-      const bool replaced = fastest < (1 - kMeasuredMargin) * model_s;
-      CHECK((choice.source == DispatchSource::Measured) == replaced);
-      for (const DispatchCandidate& c : choice.candidates)
-        if (c.config == choice.config) CHECK(c.measured_s == (replaced ? fastest : model_s));
-      CHECK(choice.config.splits() == 1);
-      // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
-      // C before the kept kernel did).
-      run_and_check(data, p, BatchKind::Variable, what + ", second call");
-    }
-  }
-  // Unset (the guard above has restored the default), the first call measures
-  // kDefaultVbatchedMeasure candidates.
-  {
-    REQUIRE(vbatched_measure() == kDefaultVbatchedMeasure);
-    const BatchedData data(Precision::D, Op::T, Op::N, random_shapes(30, 120, 35), {1, 0}, {0, 0},
-                           35);
-    run_and_check(data, Precision::D, BatchKind::Variable, "D vbatched, the default");
-    const Problem rep = batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
-    const DispatchChoice choice = last_dispatch(rep, BatchKind::Variable);
+  // Each with its own count of candidates; 0: unset (every guard restores the default), so that
+  // the first call measures kDefaultVbatchedMeasure of them.
+  struct Case {
+    Precision p;
+    Op oa, ob;
+    int count;
+    std::int64_t matrices, largest;
+    unsigned seed;
+  };
+  for (const Case& x : {Case{Precision::S, Op::N, Op::T, 4, 40, 150, 33},
+                        Case{Precision::Z, Op::N, Op::T, 4, 40, 150, 33},
+                        Case{Precision::D, Op::T, Op::N, 0, 30, 120, 35}}) {
+    std::optional<VbatchedMeasure> measuring;
+    if (x.count > 0) measuring.emplace(x.count);
+    REQUIRE(vbatched_measure() == (x.count > 0 ? x.count : kDefaultVbatchedMeasure));
+    const int count = vbatched_measure();
+    const Precision p = x.p;
+    const BatchedData data(p, x.oa, x.ob, random_shapes(x.matrices, x.largest, x.seed), {1, 0},
+                           {0, 0}, x.seed);
+    const std::string what =
+        std::string{to_char(p)} + " vbatched, " + std::to_string(count) + " candidates measured";
+    run_and_check(data, p, BatchKind::Variable, what);
+    const Problem representative =
+        batched_representative(data.call(BatchKind::Variable), BatchKind::Variable);
+    const DispatchChoice choice = last_dispatch(representative, BatchKind::Variable);
     INFO(choice.why);
     CHECK(choice.why.find("measured on the batch, ") == 0);
-    const std::vector<Problem> sizes = matrix_problems(rep, data.shapes());
+    // The candidates are candidates_for_sizes's of the model's own choice, each timed.
+    const std::vector<Problem> sizes = matrix_problems(representative, data.shapes());
     const DispatchChoice model =
-        choose_for_sizes(rep, sizes, query_local_device(), store.path.string());
-    CHECK(choice.candidates.size() == candidates_for_sizes(model, rep, sizes, query_local_device(),
-                                                           store.path.string(),
-                                                           kDefaultVbatchedMeasure)
-                                          .size());
+        choose_for_sizes(representative, sizes, query_local_device(), store.path.string());
+    const std::vector<DispatchCandidate> expected = candidates_for_sizes(
+        model, representative, sizes, query_local_device(), store.path.string(), count);
+    REQUIRE(choice.candidates.size() == expected.size());
+    CHECK(expected.size() >= 2);
+    double fastest = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK(choice.candidates[i].config == expected[i].config);
+      CHECK((choice.candidates[i].measured_s > 0) == choice.candidates[i].dropped.empty());
+      if (choice.candidates[i].measured_s > 0 &&
+          (fastest == 0 || choice.candidates[i].measured_s < fastest))
+        fastest = choice.candidates[i].measured_s;
+    }
+    const double model_s = choice.candidates.front().measured_s;
+    REQUIRE(model_s > 0);
+    // The model's choice stays unless another ran at least kMeasuredMargin faster.
+    const bool replaced = fastest < (1 - kMeasuredMargin) * model_s;
+    CHECK((choice.source == DispatchSource::Measured) == replaced);
+    for (const DispatchCandidate& c : choice.candidates)
+      if (c.config == choice.config) CHECK(c.measured_s == (replaced ? fastest : model_s));
+    CHECK(choice.config.splits() == 1);
+    // A second call reuses the kept kernel and still verifies (the first call's candidates wrote
+    // C before the kept kernel did).
+    run_and_check(data, p, BatchKind::Variable, what + ", second call");
   }
   // beta != 0 (a complex beta of real part 0 too): C is read, so the model chooses alone.
   for (const auto& [p, beta] :
