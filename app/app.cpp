@@ -195,13 +195,16 @@ std::unique_ptr<Evaluator> make_evaluator(const EvaluatorOptions& o, const Probl
 
 namespace {
 
-// predict --compiled-shortlist: the ranking's first N compiled and ordered again, predicted with
-// the compiler's registers; those ruled out leave the list, and the uncompiled rest (ranked
-// deeper by N, so that the list stays full) follows with estimated registers.
+// predict --compiled-shortlist: the ranking's first N and the calibration's proven kernels
+// (with_proven) compiled and ordered again, predicted with the compiler's registers; those ruled
+// out leave the list, and the uncompiled rest (ranked deeper by N, so that the list stays full)
+// follows with estimated registers.
 void compile_shortlist(const PredictRequest& a, PredictResult& r) {
   const size_t n = std::min(r.ranking.top.size(), size_t(a.compiled_shortlist));
   std::vector<KernelConfig> first;
   for (size_t i = 0; i < n; ++i) first.push_back(r.ranking.top[i].config);
+  first = with_proven(r.problem, r.device, r.calibration.coefficients, std::move(first));
+  r.proven = int(first.size() - n);
   std::vector<Ranked> top;
   for (const auto& c : rank_with_compiler(r.problem, r.device, first, r.calibration.coefficients,
                                           BatchKind::Strided, CompileCache(a.cache))) {
@@ -214,8 +217,9 @@ void compile_shortlist(const PredictRequest& a, PredictResult& r) {
                                      c.info.registers > 0 ? c.info.registers : -1)});
   }
   if (top.empty())
-    throw InputError("none of the model's first " + std::to_string(n) + " configurations for " +
-                     r.problem.shape_id() + " compiled for " + r.device.arch() +
+    throw InputError("none of the model's first " + std::to_string(first.size()) +
+                     " configurations for " + r.problem.shape_id() + " compiled for " +
+                     r.device.arch() +
                      " without failing or spilling heavily (is NVRTC there, and does it know " +
                      r.device.arch() + "?)");
   top.insert(top.end(), r.ranking.top.begin() + long(n), r.ranking.top.end());
@@ -316,8 +320,8 @@ nlohmann::json to_json(const PredictResult& r) {
       {"problem", r.problem.shape_id()},  {"device", r.device.name},
       {"evaluated", r.ranking.evaluated}, {"seconds", r.ranking.seconds},
       {"calibrated", r.calibrated},       {"calibration", r.calibration.description},
-      {"compiled", r.compiled},           {"ruled_out", r.ruled_out},
-      {"top", nlohmann::json::array()}};
+      {"compiled", r.compiled},           {"proven", r.proven},
+      {"ruled_out", r.ruled_out},         {"top", nlohmann::json::array()}};
   for (size_t i = 0; i < r.ranking.top.size(); ++i)
     out["top"].push_back(to_json(r.ranking.top[i], int(i) + 1));
   return out;

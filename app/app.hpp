@@ -67,7 +67,8 @@ struct PredictResult {
   ChosenCalibration calibration;
   bool calibrated = false;
   Ranking ranking;
-  int compiled = 0;   // configurations compiled (compiled_shortlist)
+  int compiled = 0;   // the space's configurations compiled (compiled_shortlist)
+  int proven = 0;     // the calibration's proven kernels compiled beside them (with_proven)
   int ruled_out = 0;  // of those, failed to compile or spilled heavily: left out of the list
 };
 // Throws InputError when no configuration survives the constraints.

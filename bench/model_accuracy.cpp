@@ -40,22 +40,6 @@ using namespace gemmtune;
 
 namespace {
 
-// Every recording's attempts together, so that a configuration measured in two files (a
-// recording and the model's measured picks) is one sample at the median of its times.
-std::vector<CalibrationSample> load(const std::vector<std::string>& paths) {
-  std::vector<Attempt> attempts;
-  for (const auto& path : paths) {
-    CsvImportReport report;
-    auto part = read_attempts_csv(read_text_file(path, "recording"), report);
-    if (!report.rejected.empty())
-      std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
-                   report.rejected.size(), report.rejected.front().c_str());
-    attempts.insert(attempts.end(), std::make_move_iterator(part.begin()),
-                    std::make_move_iterator(part.end()));
-  }
-  return calibration_samples(attempts);
-}
-
 // Problems in k folds, the FP16/BF16/TF32 ones drawn apart from the rest: adding their recordings
 // leaves the other problems' folds as they were without them, so both runs compare fold by fold.
 // One draw over all where a family has fewer problems than folds (--folds all among them).
@@ -593,7 +577,7 @@ int main(int argc, char** argv) try {
         "--registers compiled|estimated only");
   if (paths.empty()) paths.push_back(GEMMTUNE_SOURCE_DIR "/tests/data/h100_sweeps.csv");
   const DeviceSpec device = find_builtin_device(gpu);
-  std::vector<CalibrationSample> samples = load(paths);
+  std::vector<CalibrationSample> samples = recorded_samples(paths);
 
   // A zero-run pick has no compiler: --registers estimated fits and ranks as predict does.
   if (registers == "estimated")

@@ -92,7 +92,10 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
   }
   std::vector<KernelConfig> ranked;
   for (const auto& r : rank_space(chosen_for, d, std::max(a.top, a.shortlist), k).top)
-    ranked.push_back(batched_config(r.config, kind));
+    ranked.push_back(r.config);
+  // The compiled shortlist weighs the calibration's proven kernels beside the space's first.
+  if (a.shortlist > 0) ranked = with_proven(chosen_for, d, k, std::move(ranked));
+  for (auto& c : ranked) c = batched_config(c, kind);
   if (a.shortlist > 0) {
     std::vector<KernelConfig> reranked;
     for (const auto& c : app::rank_with_compiler(chosen_for, d, ranked, k, kind, cache))
@@ -263,8 +266,10 @@ void run(const MeasureArgs& a) {
               wall);
   std::printf("calibration: %s\n", calibration.description.c_str());
   if (a.top > 0 && a.shortlist > 0)
-    std::printf("the model's top %d: its first %d compiled and ranked again with their registers\n",
-                a.top, std::max(a.top, a.shortlist));
+    std::printf(
+        "the model's top %d: its first %d and the calibration's proven kernels (up to %d) "
+        "compiled and ranked again with their registers\n",
+        a.top, std::max(a.top, a.shortlist), kProvenCandidates);
   std::printf("%-90s %-13s %5s %10s %9s %10s %7s\n", "config", "status", "regs", "meas_us",
               "GFLOP/s", "pred_us", "x cuBLAS");
   for (const auto& r : rows)

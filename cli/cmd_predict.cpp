@@ -45,9 +45,9 @@ void run(const PredictArgs& a) {
   std::printf("calibration: %s\n", result.calibration.description.c_str());
   if (result.compiled > 0)
     std::printf(
-        "registers: the model's first %d compiled for %s and ranked again (%d failed or "
-        "spilled, left out)\n",
-        result.compiled, device.arch().c_str(), result.ruled_out);
+        "registers: the model's first %d and %d proven kernels of the calibration compiled for "
+        "%s and ranked again (%d failed or spilled, left out)\n",
+        result.compiled, result.proven, device.arch().c_str(), result.ruled_out);
   std::printf("%4s  %-86s %10s %9s %5s %4s %5s %7s  %s\n", "rank", "config", "time_us", "GFLOP/s",
               "occ%", "blk", "regs", "smem", "limit");
   for (size_t i = 0; i < r.top.size(); ++i) {

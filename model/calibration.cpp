@@ -162,6 +162,9 @@ CalibrationResult calibrate(const DeviceSpec& device, const std::vector<Calibrat
   if (refit) r.coefficients.correction = fit_log_time_correction(device, samples, r.coefficients);
   // Without a refit the start's trees stay, fitted under (Objective::at) as its correction is.
   if (refit && options.fit_learned) fit_learned_trees(device, samples, r.coefficients);
+  // The samples' proven kernels, then the start's that they do not repeat (a store's few
+  // tunes add to the winners of the recordings it started from).
+  r.coefficients.proven = proven_kernels(samples, start.proven);
   r.loss_after = log_loss(device, samples, r.coefficients);
   r.evaluations = objective.evaluations;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -172,6 +175,7 @@ ModelCoefficients fit_fold(const DeviceSpec& device, const std::vector<Calibrati
   ModelCoefficients k = calibrate(device, train, {}, fold_fit_options()).coefficients;
   k.correction = fit_log_time_correction(device, train, k);
   fit_learned_trees(device, train, k);
+  k.proven = proven_kernels(train);
   return k;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <utility>
 
@@ -38,6 +39,8 @@ constexpr const char* kCorrectionKey = "log_time_correction";
 constexpr const char* kVersionKey = "model_version";
 constexpr const char* kLearnedKey = "learned_correction";
 constexpr const char* kLearnedReducedKey = "learned_correction_fp16_bf16_tf32";
+// {"s": [configuration id, ...], "d": [...], ...}: the proven kernels by precision.
+constexpr const char* kProvenKey = "proven_kernels";
 
 double finite_number(const nlohmann::json& value, const std::string& name) {
   if (!value.is_number()) throw InputError("model coefficient '" + name + "' is not a number");
@@ -152,6 +155,28 @@ std::array<double, kCoefficientCount> coefficient_upper_bounds() {
   return v;
 }
 
+namespace {
+
+std::vector<ProvenKernel> proven_from_json(const nlohmann::json& j) {
+  if (!j.is_object())
+    throw InputError(std::string(kProvenKey) + " must be an object of precisions' lists");
+  std::vector<ProvenKernel> out;
+  for (const auto& [letter, ids] : j.items()) {
+    const Precision p = parse_precision(letter);
+    if (!ids.is_array())
+      throw InputError(std::string(kProvenKey) + "." + letter + " must be a list of ids");
+    for (const auto& id : ids) {
+      if (!id.is_string())
+        throw InputError(std::string(kProvenKey) + "." + letter + " holds " + id.dump() +
+                         ", not a configuration id");
+      out.push_back({p, KernelConfig::parse(id.get<std::string>())});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string coefficients_to_json(const ModelCoefficients& k) {
   nlohmann::json j = nlohmann::json::object();
   j[kVersionKey] = kModelVersion;
@@ -168,6 +193,11 @@ std::string coefficients_to_json(const ModelCoefficients& k) {
   // XGBoost's model as one compact string: indented, its node arrays would triple the file.
   if (!k.learned.empty()) j[kLearnedKey] = k.learned.json;
   if (!k.learned_reduced.empty()) j[kLearnedReducedKey] = k.learned_reduced.json;
+  if (!k.proven.empty()) {
+    nlohmann::json& proven = j[kProvenKey] = nlohmann::json::object();
+    for (const auto& x : k.proven)
+      proven[std::string(1, char(std::tolower(to_char(x.precision))))].push_back(x.config.id());
+  }
   return j.dump(2);
 }
 
@@ -194,6 +224,10 @@ ModelCoefficients coefficients_from_json(const std::string& text, const std::str
                          version_refusal(origin, kUnversionedModelVersion) +
                          " (it records no model_version)");
       }
+      continue;
+    }
+    if (name == kProvenKey) {
+      k.proven = proven_from_json(value);
       continue;
     }
     if (name == kLearnedKey || name == kLearnedReducedKey) {

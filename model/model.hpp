@@ -180,6 +180,16 @@ class TreeEnsemble {
 };
 
 // Coefficients the calibration fits; defaults are first-principles guesses for any NVIDIA GPU.
+// A kernel measured among the fastest of a recorded problem (proven_kernels). The zero-run
+// ranking that compiles its shortlist weighs a problem's proven kernels of its precision beside
+// the space's first (search's with_proven): the recordings' winners hold values and pairings the
+// estimate ranks deep or the domain leaves to refinement.
+struct ProvenKernel {
+  Precision precision = Precision::S;
+  KernelConfig config;
+  bool operator==(const ProvenKernel&) const = default;
+};
+
 struct ModelCoefficients {
   double fma_efficiency = 0.92;          // of the FMA pipe peak, when the pipe is the limit
   double smem_efficiency = 0.90;         // of shared-memory wavefront throughput
@@ -200,6 +210,8 @@ struct ModelCoefficients {
   // `learned` then on the S, D, C and Z samples alone (LearnedCorrectionOptions::by_family).
   // Empty: `learned` ranks every precision.
   TreeEnsemble learned_reduced;
+  // Kernels proven fast on the measurements the calibration was fitted on.
+  std::vector<ProvenKernel> proven;
   // The trees that correct a problem of this precision.
   const TreeEnsemble& trees_for(Precision p) const {
     return is_reduced(p) && !learned_reduced.empty() ? learned_reduced : learned;
@@ -418,6 +430,16 @@ struct CalibrationResult {
 CalibrationResult calibrate(const DeviceSpec& device, const std::vector<CalibrationSample>& samples,
                             const ModelCoefficients& start = {},
                             const CalibrationOptions& options = {});
+
+// Each recorded problem's configurations measured within kProvenWithin of its fastest, at most
+// kProvenPerProblem of them (fastest first), once per precision and configuration, in the order
+// of the problems' keys, then those of `also` not repeated; sorted by precision (as a calibration
+// file reads them back). What `calibrate` keeps as the calibration's proven kernels, `also` its
+// start's.
+constexpr double kProvenWithin = 0.03;
+constexpr int kProvenPerProblem = 8;
+std::vector<ProvenKernel> proven_kernels(const std::vector<CalibrationSample>& samples,
+                                         const std::vector<ProvenKernel>& also = {});
 
 // Cross-validation's fit of one fold: the coefficients (fold_fit_options), then the correction
 // on what they leave.

@@ -2,6 +2,7 @@
 // refine round, and seeding the next basin once a refinement converges.
 #include <algorithm>
 #include <optional>
+#include <ranges>
 #include <set>
 
 #include "search/tuning_run.hpp"
@@ -111,6 +112,21 @@ class HybridTuner {
     pool_ = families_first(runnable);
     if (pool_.empty())
       throw InputError("no configuration survives the constraints for " + p_.shape_id());
+    // The calibration's proven kernels join the first compiled batch (with_proven), taken out
+    // of the pool's rest so that none is compiled twice.
+    first_batch_ = std::min(pool_.size(), size_t(std::max(1, o_.compile_top)));
+    const std::vector<KernelConfig> head(pool_.begin(), pool_.begin() + long(first_batch_));
+    std::vector<KernelConfig> proven;
+    std::set<std::string> ids;
+    for (auto& c : with_proven(p_, d_, o_.coefficients, head) | std::views::drop(first_batch_))
+      if (run_.evaluator.can_evaluate(c)) {
+        ids.insert(c.id());
+        proven.push_back(std::move(c));
+      }
+    if (proven.empty()) return;
+    std::erase_if(pool_, [&](const KernelConfig& c) { return ids.count(c.id()) > 0; });
+    pool_.insert(pool_.begin() + long(first_batch_), proven.begin(), proven.end());
+    first_batch_ += proven.size();
   }
 
   // Compiles configs a compile width at a time and stops before a piece that would take the
@@ -144,7 +160,8 @@ class HybridTuner {
   // first batch stops growing at half the time budget, so measuring starts; what it leaves
   // stays in the pool.
   void compile_batch(double share) {
-    const size_t end = std::min(pool_.size(), pooled_ + size_t(std::max(1, o_.compile_top)));
+    const size_t end = std::min(
+        pool_.size(), pooled_ == 0 ? first_batch_ : pooled_ + size_t(std::max(1, o_.compile_top)));
     std::vector<KernelConfig> batch(pool_.begin() + long(pooled_), pool_.begin() + long(end));
     const std::vector<CompiledInfo> compiled = compile(batch, share);
     batch.resize(compiled.size());
@@ -279,6 +296,7 @@ class HybridTuner {
   detail::TuningRun run_;
   std::vector<KernelConfig> pool_;      // the shortlist, family first
   size_t pooled_ = 0;                   // how much of the pool has been compiled
+  size_t first_batch_ = 0;              // the first batch: compile_top and the proven kernels
   std::vector<KernelConfig> reranked_;  // compiled batches, re-ranked, in the order measured
   size_t next_ = 0;                     // the next of reranked_ to seed a basin
 };

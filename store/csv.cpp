@@ -1,5 +1,7 @@
 // The seeds' CSV: one row per attempt (inputs, then status, error, time, GFLOP/s, then the rest).
 #include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <sstream>
 
 #include "store/store.hpp"
@@ -183,6 +185,20 @@ std::vector<Attempt> read_attempts_csv(const std::string& text, CsvImportReport&
     }
   }
   return good;
+}
+
+std::vector<CalibrationSample> recorded_samples(const std::vector<std::string>& paths) {
+  std::vector<Attempt> attempts;
+  for (const auto& path : paths) {
+    CsvImportReport report;
+    auto part = read_attempts_csv(read_text_file(path, "recording"), report);
+    if (!report.rejected.empty())
+      std::fprintf(stderr, "%s: %zu unreadable rows left out (first: %s)\n", path.c_str(),
+                   report.rejected.size(), report.rejected.front().c_str());
+    attempts.insert(attempts.end(), std::make_move_iterator(part.begin()),
+                    std::make_move_iterator(part.end()));
+  }
+  return calibration_samples(attempts);
 }
 
 }  // namespace gemmtune

@@ -166,6 +166,10 @@ class Database {
 
 // Every row of an attempts CSV (header first): good rows returned, bad ones reported.
 std::vector<Attempt> read_attempts_csv(const std::string& text, CsvImportReport& report);
+// Every recording's attempts together as calibration samples, so that a configuration measured in
+// two files (a recording and the model's measured picks) is one sample at the median of its
+// times; each file's unreadable rows are reported on stderr and left out.
+std::vector<CalibrationSample> recorded_samples(const std::vector<std::string>& paths);
 
 std::string csv_header();
 std::string to_csv_row(const Attempt& a);

@@ -79,7 +79,9 @@ TEST_CASE("cli: predict --config predicts the given configurations; FP16 ranks t
 
 TEST_CASE("cli: predict --compiled-shortlist ranks the model's first N with their registers",
           "[cli]") {
-  const std::string args = "predict -p s --opa t -m 600 -n 500 -k 700 --top 6 --cache '' ";
+  // Uncalibrated: no proven kernels join the compiled ones (the next case).
+  const std::string args =
+      "predict -p s --opa t -m 600 -n 500 -k 700 --top 6 --cache '' --calibration none ";
   auto rows = [](const std::string& csv) {
     std::vector<std::pair<std::string, double>> out;  // config, predicted us
     for (const auto& fields : csv_rows(csv))
@@ -105,9 +107,12 @@ TEST_CASE("cli: predict --compiled-shortlist ranks the model's first N with thei
   CHECK(after.size() == 6);
   const Run json = run(args + "--compiled-shortlist 6 --format json");
   REQUIRE(json.status == 0);
-  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6") && Catch::Contains("\"ruled_out\": "));
+  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6") && Catch::Contains("\"proven\": 0") &&
+                              Catch::Contains("\"ruled_out\": "));
   const Run table = run(args + "--compiled-shortlist 6");
-  CHECK_THAT(table.output, Catch::Contains("the model's first 6 compiled for sm_90"));
+  CHECK_THAT(table.output,
+             Catch::Contains("the model's first 6 and 0 proven kernels of the calibration compiled "
+                             "for sm_90"));
   for (const char* bad :
        {"--compiled-shortlist -1", "--compiled-shortlist 5000",
         "--compiled-shortlist 4 --shortlist", "--compiled-shortlist 4 -c BM64_BN64_BK8"}) {
@@ -119,6 +124,34 @@ TEST_CASE("cli: predict --compiled-shortlist ranks the model's first N with thei
   const Run none = run("predict -p s -m 64 -n 64 -k 64 --top 0");
   CHECK(none.status != 0);
   CHECK_THAT(none.output, Catch::Contains("--top = 0 must be at least 1"));
+}
+
+TEST_CASE("cli: predict --compiled-shortlist compiles the calibration's proven kernels too",
+          "[cli]") {
+  const std::string args = "predict -p s --opa t -m 600 -n 500 -k 700 --cache '' --calibration ";
+  const Run plain = run(args + "none --top 20 --format csv");
+  REQUIRE(plain.status == 0);
+  const auto ranked = csv_rows(plain.output);
+  REQUIRE(ranked.size() == 20);
+  // A proven kernel the space ranks 20th, one of another precision, and one this problem
+  // cannot run (an FP64 tensor-core shape for S): only the first joins the compiled six.
+  const std::string deep = ranked.back().at(1);
+  const std::string path = "gemmtune_cli_proven.json";
+  std::ofstream(path) << R"({"model_version": )" << gemmtune::kModelVersion
+                      << R"(, "proven_kernels": {"s": [")" << deep << R"(", ")" << deep
+                      << R"(_MM1"], "d": [")" << ranked.front().at(1) << R"("]}})";
+  const Run json = run(args + path + " --top 12 --compiled-shortlist 6 --format json");
+  INFO(json.output);
+  REQUIRE(json.status == 0);
+  CHECK_THAT(json.output, Catch::Contains("\"compiled\": 6") && Catch::Contains("\"proven\": 1"));
+  CHECK_THAT(json.output, Catch::Contains("\"config\": \"" + deep + "\""));
+  const Run table = run(args + path + " --top 3 --compiled-shortlist 6");
+  CHECK_THAT(table.output, Catch::Contains("the model's first 6 and 1 proven kernels"));
+  // Without a compiled shortlist the list is the space's alone.
+  const Run estimate = run(args + path + " --top 12 --format csv");
+  REQUIRE(estimate.status == 0);
+  for (const auto& row : csv_rows(estimate.output)) CHECK(row.at(1) != deep);
+  std::remove(path.c_str());
 }
 
 TEST_CASE("cli: devices lists each spec's peaks, tensor-core FP16 and TF32 among them", "[cli]") {
