@@ -199,9 +199,11 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     if (compiled_shortlist > 0) {
       // The estimate's first configurations, compiled: re-ranked with the compiler's registers.
       const size_t n = std::min(by_model.size(), size_t(compiled_shortlist));
-      std::vector<double> compiled(list.size());
-      for (size_t i = 0; i < n; ++i)
-        compiled[by_model[i]] = predicted_time(list[by_model[i]], list[by_model[i]]->registers);
+      std::vector<CompiledStanding> compiled(list.size());
+      for (size_t i = 0; i < n; ++i) {
+        const CalibrationSample& s = *list[by_model[i]];
+        compiled[by_model[i]] = {s.spill_bytes > 0, predicted_time(&s, s.registers)};
+      }
       std::stable_sort(by_model.begin(), by_model.begin() + long(n),
                        [&](size_t a, size_t b) { return compiled[a] < compiled[b]; });
     }

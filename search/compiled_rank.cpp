@@ -27,6 +27,14 @@ std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, co
   }
 }
 
+std::optional<CompiledStanding> compiled_standing(const Problem& p, const DeviceSpec& d,
+                                                  const KernelConfig& c, const CompiledInfo& info,
+                                                  const ModelCoefficients& k) {
+  if (const auto t = predict_compiled(p, d, c, info, k))
+    return CompiledStanding{info.spill_bytes > 0, *t};
+  return std::nullopt;
+}
+
 std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
                                    const std::vector<KernelConfig>& configs,
                                    const std::vector<CompiledInfo>& compiled,
@@ -35,14 +43,14 @@ std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
     throw std::logic_error("compiled_order: " + std::to_string(compiled.size()) +
                            " compiler results for " + std::to_string(configs.size()) +
                            " configurations");
-  std::vector<std::pair<double, size_t>> order;
+  std::vector<std::pair<CompiledStanding, size_t>> order;
   for (size_t i = 0; i < configs.size(); ++i)
-    if (const auto t = predict_compiled(p, d, configs[i], compiled[i], k))
-      order.emplace_back(*t, i);
+    if (const auto standing = compiled_standing(p, d, configs[i], compiled[i], k))
+      order.emplace_back(*standing, i);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<size_t> out;
-  for (const auto& [t, i] : order) out.push_back(i);
+  for (const auto& [standing, i] : order) out.push_back(i);
   return out;
 }
 

@@ -169,8 +169,12 @@ class HybridTuner {
     // Re-ranked with the real registers, then family-first again: sorted by prediction alone,
     // the batch's first measure_top were variants of one family, and so was all refinement
     // after them (S 6144x6080x64 on the H100: all 20 attempts BM96_BN192_BK16_DX8_DY16).
-    for (auto& c : families_first(rank_compiled(p_, d_, batch, compiled, o_.coefficients)))
-      reranked_.push_back(std::move(c));
+    // Family-first within each standing, so that no spilling kernel goes before a clean one.
+    std::vector<KernelConfig> clean, spilling;
+    for (const size_t i : compiled_order(p_, d_, batch, compiled, o_.coefficients))
+      (compiled[i].spill_bytes > 0 ? spilling : clean).push_back(batch[i]);
+    for (const auto* tier : {&clean, &spilling})
+      for (auto& c : families_first(*tier)) reranked_.push_back(std::move(c));
   }
 
   // The first measure_top of the re-ranked batch. Returns false when the budget is spent.
@@ -248,10 +252,12 @@ class HybridTuner {
     if (candidates.empty()) return Step::Done;
     const std::vector<CompiledInfo> compiled = compile(candidates, 1.0);
     candidates.resize(compiled.size());
-    std::vector<std::pair<double, size_t>> order;
+    std::vector<std::pair<CompiledStanding, size_t>> order;
     for (size_t i = 0; i < candidates.size(); ++i)
-      if (const auto t = predict_compiled(p_, d_, candidates[i], compiled[i], o_.coefficients))
-        order.emplace_back(correction.corrected(candidates[i], *t), i);
+      if (auto standing = compiled_standing(p_, d_, candidates[i], compiled[i], o_.coefficients)) {
+        standing->time_s = correction.corrected(candidates[i], standing->time_s);
+        order.emplace_back(*standing, i);
+      }
     std::stable_sort(order.begin(), order.end());
     const double goal = score(*run_.result.best, o_.objective) * (1 - kMinGain);
     bool improved = false;

@@ -172,8 +172,14 @@ struct CompiledInfo {
 // candidate (it failed to compile, spilled heavily, or does not fit with its real registers).
 std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, const KernelConfig& c,
                                        const CompiledInfo& info, const ModelCoefficients& k);
-// The positions in `configs` of those that are candidates, ordered by predict_compiled (equal
-// times keep their order). `compiled` holds the compiler's word on each of `configs`, in order.
+// A candidate's standing (model.hpp): predict_compiled's time, behind every kernel that does not
+// spill if it spills; nothing where it is not a candidate.
+std::optional<CompiledStanding> compiled_standing(const Problem& p, const DeviceSpec& d,
+                                                  const KernelConfig& c, const CompiledInfo& info,
+                                                  const ModelCoefficients& k);
+// The positions in `configs` of those that are candidates, ordered by compiled_standing (equal
+// standings keep their order). `compiled` holds the compiler's word on each of `configs`, in
+// order.
 std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
                                    const std::vector<KernelConfig>& configs,
                                    const std::vector<CompiledInfo>& compiled,

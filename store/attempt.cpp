@@ -94,6 +94,7 @@ std::vector<CalibrationSample> calibration_samples(const std::vector<Attempt>& a
     if (fresh) {
       out.push_back(
           {a.problem, a.config, a.registers > 0 ? a.registers : -1, a.median_s, spec->second});
+      out.back().spill_bytes = a.spill_bytes;
       times.emplace_back();
     }
     times[it->second].push_back(a.median_s);

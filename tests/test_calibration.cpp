@@ -231,7 +231,8 @@ TEST_CASE("rank quality of a pick that compiles a shortlist: its first N ranked 
 }
 
 TEST_CASE(
-    "rank_compiled orders by the compiler's registers and drops what cannot run as modelled") {
+    "rank_compiled orders by the compiler's registers, puts spills last and drops what cannot "
+    "run as modelled") {
   const DeviceSpec d = find_builtin_device("H100-SXM");
   const Problem p = make_problem(Precision::D, Op::N, Op::T, 3000, 700, 500);
   std::vector<KernelConfig> configs;
@@ -243,15 +244,31 @@ TEST_CASE(
   info[0].registers = 255;
   info[1] = CompiledInfo{};    // failed to compile
   info[2].spill_bytes = 4096;  // spilled heavily
+  std::map<std::string, double> predicted;
+  for (size_t i = 0; i < configs.size(); ++i)
+    predicted[configs[i].id()] = predict(p, d, configs[i], {}, info[i].registers).time_s;
+  // The fastest predicted of the rest spills a little: still a candidate, behind every clean one.
+  size_t fastest = 3;
+  for (size_t i = 3; i < configs.size(); ++i)
+    if (predicted.at(configs[i].id()) < predicted.at(configs[fastest].id())) fastest = i;
+  info[fastest].spill_bytes = 8;
   const std::vector<KernelConfig> ranked = rank_compiled(p, d, configs, info, {});
   REQUIRE(ranked.size() == configs.size() - 2);
   CHECK(std::find(ranked.begin(), ranked.end(), configs[1]) == ranked.end());
   CHECK(std::find(ranked.begin(), ranked.end(), configs[2]) == ranked.end());
-  std::map<std::string, double> predicted;
-  for (size_t i = 0; i < configs.size(); ++i)
-    predicted[configs[i].id()] = predict(p, d, configs[i], {}, info[i].registers).time_s;
-  for (size_t i = 1; i < ranked.size(); ++i)
+  CHECK(ranked.back() == configs[fastest]);
+  for (size_t i = 1; i + 1 < ranked.size(); ++i)
     CHECK(predicted.at(ranked[i - 1].id()) <= predicted.at(ranked[i].id()));
+  const auto spilled = compiled_standing(p, d, configs[fastest], info[fastest], {});
+  const size_t first =
+      size_t(std::find(configs.begin(), configs.end(), ranked.front()) - configs.begin());
+  const auto clean = compiled_standing(p, d, configs[first], info[first], {});
+  REQUIRE(spilled);
+  REQUIRE(clean);
+  CHECK(spilled->spills);
+  CHECK(spilled->time_s == Approx(predicted.at(configs[fastest].id())));
+  CHECK(*clean < *spilled);
+  CHECK_FALSE(compiled_standing(p, d, configs[2], info[2], {}));
   CHECK_THROWS_AS(rank_compiled(p, d, configs, {info[0]}, {}), std::logic_error);
 }
 
