@@ -197,7 +197,8 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
     std::stable_sort(by_model.begin(), by_model.end(),
                      [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
     if (compiled_shortlist > 0) {
-      // The estimate's first configurations, compiled: re-ranked with the compiler's registers.
+      // The estimate's first configurations, compiled: re-ranked by their standing (spills
+      // last, then the time with the compiler's registers).
       const size_t n = std::min(by_model.size(), size_t(compiled_shortlist));
       std::vector<CompiledStanding> compiled(list.size());
       for (size_t i = 0; i < n; ++i) {

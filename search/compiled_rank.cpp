@@ -12,7 +12,8 @@ namespace {
 // A kernel the compiler spilled this much of to local memory is not the kernel the model
 // describes: its time goes to local-memory traffic (one 6144x6080x64 SGEMM tiling came out with
 // 32 registers and 41 KB of spills per thread, 40x slower than predicted).
-// The few bytes ptxas often spills cost little, so only heavy spilling rules a kernel out.
+// A lighter spill keeps a kernel a candidate, behind every one that does not spill
+// (CompiledStanding).
 constexpr int kMaxSpillBytes = 128;
 
 }  // namespace
