@@ -343,6 +343,8 @@ Prediction predict(const Problem& problem, const DeviceSpec& device, const Kerne
 struct CompiledStanding {
   bool spills = false;
   double time_s = 0;
+  // A kernel with spill_bytes of spill stores per thread, predicted at time_s.
+  static CompiledStanding of(int spill_bytes, double time_s) { return {spill_bytes > 0, time_s}; }
   auto operator<=>(const CompiledStanding&) const = default;
 };
 

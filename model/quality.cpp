@@ -203,7 +203,8 @@ QualityReport rank_quality(const DeviceSpec& device, const std::vector<Calibrati
       std::vector<CompiledStanding> compiled(list.size());
       for (size_t i = 0; i < n; ++i) {
         const CalibrationSample& s = *list[by_model[i]];
-        compiled[by_model[i]] = {s.spill_bytes > 0, predicted_time(&s, s.registers)};
+        compiled[by_model[i]] =
+            CompiledStanding::of(s.spill_bytes, predicted_time(&s, s.registers));
       }
       std::stable_sort(by_model.begin(), by_model.begin() + long(n),
                        [&](size_t a, size_t b) { return compiled[a] < compiled[b]; });

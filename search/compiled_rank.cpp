@@ -32,16 +32,15 @@ std::optional<CompiledStanding> compiled_standing(const Problem& p, const Device
                                                   const KernelConfig& c, const CompiledInfo& info,
                                                   const ModelCoefficients& k) {
   if (const auto t = predict_compiled(p, d, c, info, k))
-    return CompiledStanding{info.spill_bytes > 0, *t};
+    return CompiledStanding::of(info.spill_bytes, *t);
   return std::nullopt;
 }
 
-std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
-                                   const std::vector<KernelConfig>& configs,
-                                   const std::vector<CompiledInfo>& compiled,
-                                   const ModelCoefficients& k) {
+std::vector<std::pair<CompiledStanding, size_t>> compiled_ranking(
+    const Problem& p, const DeviceSpec& d, const std::vector<KernelConfig>& configs,
+    const std::vector<CompiledInfo>& compiled, const ModelCoefficients& k) {
   if (compiled.size() != configs.size())
-    throw std::logic_error("compiled_order: " + std::to_string(compiled.size()) +
+    throw std::logic_error("compiled_ranking: " + std::to_string(compiled.size()) +
                            " compiler results for " + std::to_string(configs.size()) +
                            " configurations");
   std::vector<std::pair<CompiledStanding, size_t>> order;
@@ -50,8 +49,15 @@ std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
       order.emplace_back(*standing, i);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  return order;
+}
+
+std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
+                                   const std::vector<KernelConfig>& configs,
+                                   const std::vector<CompiledInfo>& compiled,
+                                   const ModelCoefficients& k) {
   std::vector<size_t> out;
-  for (const auto& [standing, i] : order) out.push_back(i);
+  for (const auto& [standing, i] : compiled_ranking(p, d, configs, compiled, k)) out.push_back(i);
   return out;
 }
 

@@ -171,8 +171,8 @@ class HybridTuner {
     // after them (S 6144x6080x64 on the H100: all 20 attempts BM96_BN192_BK16_DX8_DY16).
     // Family-first within each standing, so that no spilling kernel goes before a clean one.
     std::vector<KernelConfig> clean, spilling;
-    for (const size_t i : compiled_order(p_, d_, batch, compiled, o_.coefficients))
-      (compiled[i].spill_bytes > 0 ? spilling : clean).push_back(batch[i]);
+    for (const auto& [standing, i] : compiled_ranking(p_, d_, batch, compiled, o_.coefficients))
+      (standing.spills ? spilling : clean).push_back(batch[i]);
     for (const auto* tier : {&clean, &spilling})
       for (auto& c : families_first(*tier)) reranked_.push_back(std::move(c));
   }

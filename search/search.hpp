@@ -177,9 +177,12 @@ std::optional<double> predict_compiled(const Problem& p, const DeviceSpec& d, co
 std::optional<CompiledStanding> compiled_standing(const Problem& p, const DeviceSpec& d,
                                                   const KernelConfig& c, const CompiledInfo& info,
                                                   const ModelCoefficients& k);
-// The positions in `configs` of those that are candidates, ordered by compiled_standing (equal
-// standings keep their order). `compiled` holds the compiler's word on each of `configs`, in
-// order.
+// Each candidate's standing and position in `configs`, best first (equal standings keep their
+// order). `compiled` holds the compiler's word on each of `configs`, in order.
+std::vector<std::pair<CompiledStanding, size_t>> compiled_ranking(
+    const Problem& p, const DeviceSpec& d, const std::vector<KernelConfig>& configs,
+    const std::vector<CompiledInfo>& compiled, const ModelCoefficients& k);
+// The positions alone.
 std::vector<size_t> compiled_order(const Problem& p, const DeviceSpec& d,
                                    const std::vector<KernelConfig>& configs,
                                    const std::vector<CompiledInfo>& compiled,
