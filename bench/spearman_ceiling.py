@@ -12,14 +12,13 @@ Spearman near it.
     python3 bench/spearman_ceiling.py RECORDING.csv[.gz] ... [--sd 0.01 0.02 0.03] [--seed 1]
 """
 import argparse
-import csv
-import gzip
 import math
 import random
 import statistics
 from collections import defaultdict
 
-PROBLEM = ["device", "precision", "op_a", "op_b", "m", "n", "k", "lda", "ldb", "ldc", "batch", "beta"]
+from recordings import PROBLEM, ok_rows, problem_of
+
 NOT_CONFIG = set(PROBLEM) | {"alpha", "status", "error", "time_s", "gflops", "min_s", "max_s",
                               "repetitions", "rel_error", "registers", "spill_bytes", "smem_bytes",
                               "energy_j", "predicted_s", "strategy", "run", "elapsed_s"}
@@ -28,17 +27,9 @@ NOT_CONFIG = set(PROBLEM) | {"alpha", "status", "error", "time_s", "gflops", "mi
 def read(paths):
     """(problem, config) -> {run: time_s} over the rows that measured correctly."""
     times = defaultdict(dict)
-    for path in paths:
-        opener = gzip.open if path.endswith(".gz") else open
-        with opener(path, "rt") as f:
-            reader = csv.DictReader(f)
-            config_columns = [c for c in reader.fieldnames if c not in NOT_CONFIG]
-            for row in reader:
-                if row["status"] != "ok":
-                    continue
-                problem = tuple(row.get(c, "") for c in PROBLEM)
-                config = tuple((c, row[c] or "0") for c in config_columns if row[c] not in ("", "0"))
-                times[(problem, config)].setdefault(row.get("run") or path, float(row["time_s"]))
+    for path, row in ok_rows(paths):
+        config = tuple((c, row[c] or "0") for c in row if c not in NOT_CONFIG and row[c] not in ("", "0"))
+        times[(problem_of(row), config)].setdefault(row.get("run") or path, float(row["time_s"]))
     return times
 
 

@@ -10,27 +10,18 @@ all measured configurations and among those within 3% of their problem's best.
     python3 bench/spill_share.py RECORDING.csv[.gz] ... [--limits 0 32 128]
 """
 import argparse
-import csv
-import gzip
 import statistics
 from collections import defaultdict
 
-PROBLEM = ["device", "precision", "op_a", "op_b", "m", "n", "k", "lda", "ldb", "ldc", "batch", "beta"]
+from recordings import ok_rows, problem_of
 
 
 def read(paths):
     """problem -> [(time_s, spill_bytes)] over the rows that measured correctly."""
     rows = defaultdict(list)
-    for path in paths:
-        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
-            reader = csv.DictReader(f)
-            missing = {"time_s", "spill_bytes", "status"} - set(reader.fieldnames or [])
-            if missing:
-                raise SystemExit(f"{path}: no column {', '.join(sorted(missing))}")
-            for r in reader:
-                if r["status"] == "ok" and float(r["time_s"]) > 0:
-                    rows[tuple(r[c] for c in PROBLEM)].append(
-                        (float(r["time_s"]), int(float(r["spill_bytes"] or 0))))
+    for _, r in ok_rows(paths, ("status", "time_s", "spill_bytes")):
+        if float(r["time_s"]) > 0:
+            rows[problem_of(r)].append((float(r["time_s"]), int(float(r["spill_bytes"] or 0))))
     return rows
 
 
