@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Summary of scripts/device-fresh-check: per problem, the model's zero-run pick, the best of a
 tune of a few evaluations and the best of a timed tune, each measured in one run beside cuBLAS;
-then the medians and the worst of the pick's and the short tune's fraction of the timed tune's
-best (measured time of the timed tune's best / measured time of the other). Where no tune ran,
-the reference is the fastest configuration measured in the run."""
+then the median, geometric mean and worst of the pick's and the short tune's fraction of the timed
+tune's best (measured time of the timed tune's best / measured time of the other), and how many
+fall below 0.80 (the model-fidelity issue's floor for the pick). Where no tune ran, the reference
+is the fastest configuration measured in the run."""
 import json
 import statistics
 import sys
@@ -15,6 +16,15 @@ def row(path):
     for role, r in zip(m["roles"], m["results"]):
         by_role[role] = r["measured_us"] if r["status"] == "ok" else float("inf")
     return m, by_role
+
+
+def summary(fractions):
+    """The figures of a list of fractions, as the summary lines print them."""
+    below = sum(f < 0.80 for f in fractions)
+    positive = [f for f in fractions if f > 0]
+    mean = statistics.geometric_mean(positive) if len(positive) == len(fractions) else 0.0
+    return (f"median {statistics.median(fractions):.3f}, geometric mean {mean:.3f}, "
+            f"worst {min(fractions):.3f}, {below} below 0.80")
 
 
 def main(paths):
@@ -53,17 +63,13 @@ def main(paths):
                  "the best measured in the run" if untuned == len(paths) else
                  "the timed tune's best, or the best measured where no tune ran")
     if picks:
-        print(f"{len(picks)} problems: zero-run pick / {reference}: median "
-              f"{statistics.median(picks):.3f}, worst {min(picks):.3f}")
+        print(f"{len(picks)} problems: zero-run pick / {reference}: {summary(picks)}")
     if shorts:
-        print(f"{len(shorts)} problems: best of the short tune / {reference}: median "
-              f"{statistics.median(shorts):.3f}, worst {min(shorts):.3f}")
+        print(f"{len(shorts)} problems: best of the short tune / {reference}: {summary(shorts)}")
     for role, rows in others.items():
         for problem, fraction in rows:
             print(f"{role}: {problem:40} {fraction:.3f} of the reference")
-        fractions = [f for _, f in rows]
-        print(f"{len(rows)} problems: {role} / {reference}: median "
-              f"{statistics.median(fractions):.3f}, worst {min(fractions):.3f}")
+        print(f"{len(rows)} problems: {role} / {reference}: {summary([f for _, f in rows])}")
 
 
 if __name__ == "__main__":
