@@ -327,16 +327,56 @@ nlohmann::json to_json(const PredictResult& r) {
   return out;
 }
 
+namespace {
+// The first parameter whose value the domain does not enumerate for the problem's precision.
+std::optional<std::string> outside_domain(const SpaceDomain& domain, const std::string& name,
+                                          Precision p, const KernelConfig& c) {
+  for (const TuningParameter& t : tuning_parameters()) {
+    if (!t.domain) continue;  // follows from others
+    const std::vector<int> values = t.values_for(domain.*t.domain, p);
+    const int v = t.get(c);
+    if (std::find(values.begin(), values.end(), v) != values.end()) continue;
+    std::string list;
+    for (int x : values) list += (list.empty() ? "" : ", ") + std::to_string(x);
+    return std::string(t.token) + std::to_string(v) + " is not among the " + name + " domain's " +
+           t.token + " values (" + list + ")";
+  }
+  return std::nullopt;
+}
+
+SpacePlace place_in_space(const Problem& problem, const DeviceSpec& device,
+                          const SpaceDomain& domain, const std::string& domain_name,
+                          const ConstraintOptions& options, const KernelConfig& c) {
+  SpacePlace place{c, "", false, ""};
+  if (auto why = outside_domain(domain, domain_name, problem.precision, c)) {
+    place.stage = "domain";
+    place.reason = *why;
+    return place;
+  }
+  const Stage s = first_failing_stage(problem, device, domain, options, c);
+  if (s == Stage::Count) return place;
+  place.stage = stage_name(s);
+  place.hard = stage_kind(s) == StageKind::Hard;
+  if (const auto v = check_hard(problem, device, c); place.hard && v && v->stage == s)
+    place.reason = v->message;
+  return place;
+}
+}  // namespace
+
 SpaceResult space(const SpaceRequest& a) {
   SpaceResult r;
   r.problem = a.problem.problem();
   r.device = device_named(a.gpu);
   ConstraintOptions options;
   for (const auto& name : a.disable) options.enabled[size_t(parse_stage(name))] = false;
-  r.funnel = enumerate_space(r.problem, r.device, SpaceDomain::named(a.domain), options,
-                             [&](const KernelConfig& c) {
-                               if (a.list) r.configs.push_back(c);
-                             });
+  const SpaceDomain domain = SpaceDomain::named(a.domain);
+  std::vector<KernelConfig> why;  // parsed first: a bad id fails before the walk
+  for (const auto& id : a.why) why.push_back(KernelConfig::parse(id));
+  r.funnel = enumerate_space(r.problem, r.device, domain, options, [&](const KernelConfig& c) {
+    if (a.list) r.configs.push_back(c);
+  });
+  for (const KernelConfig& c : why)
+    r.places.push_back(place_in_space(r.problem, r.device, domain, a.domain, options, c));
   return r;
 }
 
@@ -350,6 +390,14 @@ nlohmann::json to_json(const SpaceResult& r) {
                              {"kind", stage_kind(row.stage) == StageKind::Hard ? "hard" : "soft"},
                              {"remaining", row.remaining}});
   for (const auto& c : r.configs) out["configs"].push_back(c.id());
+  for (const auto& w : r.places)
+    out["why"].push_back({{"config", w.config.id()},
+                          {"kept", w.stage.empty()},
+                          {"stage", w.stage},
+                          {"kind", w.stage.empty() || w.stage == "domain" ? ""
+                                   : w.hard                               ? "hard"
+                                                                          : "soft"},
+                          {"reason", w.reason}});
   return out;
 }
 

@@ -95,13 +95,23 @@ struct SpaceRequest {
   std::string gpu = "H100-SXM";
   std::vector<std::string> disable;  // stage names
   std::string domain = "full";
-  bool list = false;  // gather the surviving configurations too
+  bool list = false;             // gather the surviving configurations too
+  std::vector<std::string> why;  // configuration ids: where each leaves the space, if it does
+};
+// Where one configuration stands in the funnel: outside the domain (the first parameter whose
+// value the domain does not enumerate), pruned by a stage (hard ones with their message), or kept.
+struct SpacePlace {
+  KernelConfig config;
+  std::string stage;  // "domain", a stage name, or empty when the space keeps it
+  bool hard = false;
+  std::string reason;
 };
 struct SpaceResult {
   Problem problem;
   DeviceSpec device;
   Funnel funnel;
   std::vector<KernelConfig> configs;  // with list only
+  std::vector<SpacePlace> places;     // one per requested why, in order
 };
 SpaceResult space(const SpaceRequest& request);
 nlohmann::json to_json(const SpaceResult& r);

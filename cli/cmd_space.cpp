@@ -28,11 +28,24 @@ void run(const SpaceArgs& a) {
       std::printf("%s,%s,%.0f\n", stage_name(row.stage),
                   stage_kind(row.stage) == StageKind::Hard ? "hard" : "soft", row.remaining);
     for (const auto& c : kept) std::printf("config,,%s\n", c.id().c_str());
+    for (const auto& w : r.places)
+      std::printf("why,%s,%s\n", w.stage.empty() ? "kept" : w.stage.c_str(), w.config.id().c_str());
     return;
   }
   std::printf("kernel space of %s on %s\n%s", r.problem.shape_id().c_str(), r.device.name.c_str(),
               f.to_table().c_str());
   for (const auto& c : kept) std::printf("%s\n", c.id().c_str());
+  for (const auto& w : r.places) {
+    std::printf("%s: ", w.config.id().c_str());
+    if (w.stage.empty())
+      std::printf("in the space\n");
+    else if (w.stage == "domain")
+      std::printf("outside the domain: %s\n", w.reason.c_str());
+    else if (w.reason.empty())
+      std::printf("pruned by the soft stage %s\n", w.stage.c_str());
+    else  // a hard stage's message begins with its name
+      std::printf("pruned by the hard stage %s\n", w.reason.c_str());
+  }
 }
 
 }  // namespace
@@ -45,6 +58,9 @@ void register_space(CLI::App& app) {
   add_gpu_option(*cmd, q.gpu);
   cmd->add_option("--disable", q.disable, "constraint stages to switch off (by name)");
   cmd->add_flag("--list", q.list, "also print every surviving configuration id");
+  cmd->add_option("--why", q.why,
+                  "configuration ids: say where each leaves the space (outside the domain, or "
+                  "the first stage that prunes it), or that it is kept");
   add_format_option(*cmd, args->format);
   add_domain_option(*cmd, q.domain);
   cmd->callback([args] { run(*args); });

@@ -171,6 +171,58 @@ TEST_CASE("cli: space prints the funnel", "[cli]") {
                            Catch::Contains("relevant_variants"));
 }
 
+TEST_CASE("cli: space --why says where each configuration leaves the space", "[cli]") {
+  const std::string space = "space -p s -m 512 -n 512 -k 512 --domain compact --format csv";
+  auto listed = [](const std::string& csv) {
+    std::vector<std::string> ids;
+    std::istringstream lines(csv);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("config,,", 0) == 0) ids.push_back(line.substr(8));
+    return ids;
+  };
+  const Run kept_run = run(space + " --list"),
+            wider_run = run(space + " --list --disable relevant_variants");
+  REQUIRE(kept_run.status == 0);
+  REQUIRE(wider_run.status == 0);
+  const std::vector<std::string> kept = listed(kept_run.output), wider = listed(wider_run.output);
+  REQUIRE_FALSE(kept.empty());
+  std::string soft;  // kept only with the last soft stage off
+  for (const auto& id : wider)
+    if (std::find(kept.begin(), kept.end(), id) == kept.end()) {
+      soft = id;
+      break;
+    }
+  REQUIRE_FALSE(soft.empty());
+  std::string outside = kept.front();  // a raster the compact domain does not enumerate
+  const auto rs = outside.find("_RS");
+  REQUIRE(rs != std::string::npos);
+  outside.replace(rs, 4, "_RS4");
+  const std::string hard =
+      "BM64_BN64_BK8_DX16_DY16_DXA16_DYA16_DXB16_DYB16_VA1_VB1_LA1_LB1_PD1_PF0_ST2_UR0_RS1_VS1_ED0";
+  const std::string ids = " --why " + kept.front() + " " + soft + " " + outside + " " + hard;
+
+  const Run csv = run(space + ids);
+  INFO(csv.output);
+  REQUIRE(csv.status == 0);
+  CHECK_THAT(csv.output, Catch::Contains("why,kept," + kept.front() + "\n") &&
+                             Catch::Contains("why,relevant_variants," + soft + "\n") &&
+                             Catch::Contains("why,domain," + outside + "\n") &&
+                             Catch::Contains("why,layout_divides," + hard + "\n"));
+  const Run table = run(space.substr(0, space.find(" --format")) + ids);
+  INFO(table.output);
+  REQUIRE(table.status == 0);
+  CHECK_THAT(table.output,
+             Catch::Contains(kept.front() + ": in the space") &&
+                 Catch::Contains(soft + ": pruned by the soft stage relevant_variants") &&
+                 Catch::Contains(outside + ": outside the domain: RS4 is not among the compact "
+                                           "domain's RS values") &&
+                 Catch::Contains(hard + ": pruned by the hard stage layout_divides: tile 64x64x8"));
+
+  const Run bad = run(space + " --why BM64_XY3");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("unknown configuration id key 'XY'"));
+}
+
 TEST_CASE("cli: predict --shortlist lists one configuration per tile family first", "[cli]") {
   const std::string args =
       "predict -p s -m 4096 -n 4096 -k 4096 --domain compact --top 6 "
