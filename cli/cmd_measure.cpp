@@ -34,7 +34,8 @@ struct MeasureArgs {
   std::string batch_kind = "strided", sizes_file;
   std::int64_t min_size = 1;
   unsigned seed = 1;
-  bool keep = false;  // store each measured attempt in db, as tune would
+  bool keep = false;            // store each measured attempt in db, as tune would
+  std::string domain = "full";  // the space --top ranks
 };
 
 // "m n k [lda ldb ldc]" per line; blank lines and '#' comments skipped.
@@ -91,7 +92,8 @@ std::vector<KernelConfig> configs_to_measure(const MeasureArgs& a, const Problem
     return configs;
   }
   std::vector<KernelConfig> ranked;
-  for (const auto& r : rank_space(chosen_for, d, std::max(a.top, a.shortlist), k).top)
+  const SpaceDomain domain = SpaceDomain::named(a.domain);
+  for (const auto& r : rank_space(chosen_for, d, std::max(a.top, a.shortlist), k, domain).top)
     ranked.push_back(r.config);
   // The compiled shortlist weighs the calibration's proven kernels beside the space's first.
   if (a.shortlist > 0) ranked = with_proven(chosen_for, d, k, std::move(ranked));
@@ -297,6 +299,7 @@ void register_measure(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cache", args->cache, "cubin cache directory")->capture_default_str();
   add_format_option(*cmd, args->format);
+  add_domain_option(*cmd, args->domain);
   add_calibration_option(*cmd, args->calibration);
   cmd->add_option("--db", args->db,
                   "the store holding calibrations; cuBLAS's time is added to it if it exists "

@@ -112,9 +112,10 @@ void add_gpu_option(CLI::App& app, std::string& gpu) {
 
 void add_domain_option(CLI::App& app, std::string& domain) {
   app.add_option("--domain", domain,
-                 "parameter values enumerated: full; compact (small enough to sweep; no "
-                 "tensor cores, cp.async or split-K); or tensor (FP64 tensor-core kernels "
-                 "only, to sample)")
+                 "parameter values enumerated: full; wide (full with the partial unrolls "
+                 "and rasters refinement reaches: about 12 times the configurations, 3-4 "
+                 "times predict's time); compact (small enough to sweep; no tensor cores, "
+                 "cp.async or split-K); or tensor (FP64 tensor-core kernels only, to sample)")
       ->capture_default_str();
 }
 

@@ -226,7 +226,8 @@ struct SpaceDomain {
   double tiling_count() const;
   double variant_count() const;
 
-  // "full" (the default); "compact": the values that won on the H100 in the full space plus one
+  // "full" (the default); "wide": full with every value refinement steps to (partial unrolls and
+  // rasters); "compact": the values that won on the H100 in the full space plus one
   // step either side, small enough (hundreds of configurations a problem) that an exhaustive
   // sweep is affordable; "tensor": the full domain's unsplit FP64 tensor-core kernels, to be
   // sampled. Throws InputError naming the known domains.

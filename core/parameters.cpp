@@ -448,11 +448,20 @@ SpaceDomain::SpaceDomain() {
 SpaceDomain SpaceDomain::named(const std::string& name) {
   SpaceDomain d;
   if (name == "full") return d;
+  // wide: the full domain with every value refinement steps to (partial unrolls, rasters), which
+  // hold many tunes' bests; ranked whole only where predict's time allows.
+  if (name == "wide") {
+    for (const TuningParameter& p : tuning_parameters())
+      if (p.domain)
+        for (int v : p.refine_values)
+          if (!enumerates(d.*p.domain, v)) (d.*p.domain).push_back(v);
+    return d;
+  }
   // tensor: the full domain's tensor-core kernels only (FP64: D and Z), for sweeps that give
   // the calibration the tensor-pipe, cp.async and stage data the compact sweeps lack. compact:
   // as recorded in tests/data, sweeps from before the tensor-core and cp.async kernels.
   if (name != "compact" && name != "tensor")
-    throw InputError("space domain '" + name + "' is not one of full, compact, tensor");
+    throw InputError("space domain '" + name + "' is not one of full, wide, compact, tensor");
   const bool compact = name == "compact";
   for (const TuningParameter& p : tuning_parameters()) {
     const std::vector<int>& values = compact ? p.compact : p.tensor;

@@ -142,7 +142,8 @@ TEST_CASE("config: an unknown token or an out-of-range value is an error naming 
 TEST_CASE("config: the parameter table is consistent with itself and the space", "[core]") {
   std::set<std::string> tokens, macros;
   std::set<int> source_ranks, refine_ranks;
-  const SpaceDomain full, compact = SpaceDomain::named("compact");
+  const SpaceDomain full, compact = SpaceDomain::named("compact"),
+                          wide = SpaceDomain::named("wide");
   for (const TuningParameter& p : tuning_parameters()) {
     INFO("parameter " << p.token);
     CHECK(tokens.insert(p.token).second);
@@ -167,6 +168,11 @@ TEST_CASE("config: the parameter table is consistent with itself and the space",
     }
     CHECK(full.*p.domain == p.full);
     CHECK(compact.*p.domain == (p.compact.empty() ? p.full : p.compact));
+    // wide: the full values first, then the values only refinement reached.
+    std::vector<int> widened = p.full;
+    for (int v : p.refine_values)
+      if (!enumerates(widened, v)) widened.push_back(v);
+    CHECK(wide.*p.domain == widened);
     CHECK(enumerates(p.full, p.get(KernelConfig{})));  // the default is one of its values
   }
   CHECK(tokens.size() == tuning_parameters().size());
@@ -174,6 +180,10 @@ TEST_CASE("config: the parameter table is consistent with itself and the space",
   // The counts multiply the domains' sizes: 12 tiling factors, 11 variants.
   CHECK(full.tiling_count() == 7.0 * 7 * 4 * 5 * 5 * 9 * 9 * 3 * 3 * 5 * 2 * 7);
   CHECK(full.variant_count() == 4.0 * 5 * 2 * 2 * 3 * 2 * 2 * 4 * 1 * 2 * 2);
+  // Partial unrolls (1, 2, 4, 8 beside 0) and rasters (2, 4, 16 beside 1, 8) widen it.
+  CHECK(wide.tiling_count() == full.tiling_count());
+  CHECK(wide.variant_count() == full.variant_count() * 5 * 5 / 2);
+  CHECK_THROWS_WITH(SpaceDomain::named("huge"), Catch::Contains("full, wide, compact, tensor"));
 }
 
 TEST_CASE("config: a variable batch's kernel and space take the table's variable-batch values",
