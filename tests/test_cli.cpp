@@ -278,7 +278,7 @@ TEST_CASE("cli: the full domain ranks split-K kernels first for a thin problem o
              Catch::Contains("#define SPLIT_K 4") && Catch::Contains("gemmtune_scale_c"));
   const Run bad = run("predict -p s -m 64 -n 64 -k 64 --domain splits");
   CHECK(bad.status != 0);
-  CHECK_THAT(bad.output, Catch::Contains("full, compact"));
+  CHECK_THAT(bad.output, Catch::Contains("full, wide, compact"));
 }
 
 TEST_CASE("cli: source prints a complete kernel", "[cli]") {

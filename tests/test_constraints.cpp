@@ -376,7 +376,7 @@ TEST_CASE("space domains: tensor keeps the full tiles, unsplit tensor-core kerne
   CHECK(tensor.async_copy == full.async_copy);
   CHECK(tensor.variant_count() == full.variant_count());
   CHECK_THROWS_WITH(SpaceDomain::named("tensors"),
-                    Catch::Contains("'tensors'") && Catch::Contains("full, compact, tensor"));
+                    Catch::Contains("'tensors'") && Catch::Contains("full, wide, compact, tensor"));
 }
 
 TEST_CASE("constraints: split-K only with few tiles and enough K per split", "[search]") {
