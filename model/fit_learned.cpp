@@ -33,13 +33,41 @@ struct BoosterHandleOwner {
 };
 
 // The training rows as the ranking loss needs them: each problem's rows, and each row's label
-// (log measured / predicted), regression weight and log predicted time.
+// (log measured / predicted), regression weight and log predicted time; with rank_step, each
+// row's single steps (the rows of its problem whose configurations differ in one parameter).
 struct TrainingRows {
   std::vector<std::vector<int>> members;
   std::vector<double> log_predicted;
+  std::vector<std::vector<int>> steps;
   const std::vector<float>* label = nullptr;
   const std::vector<float>* weight = nullptr;
 };
+
+// Each row's single steps inside its problem: rows sharing every tuning parameter but one, which
+// they hold at another value.
+std::vector<std::vector<int>> single_steps(const std::vector<std::vector<int>>& members,
+                                           const std::vector<KernelConfig>& configs) {
+  std::vector<std::vector<int>> steps(configs.size());
+  const auto& parameters = tuning_parameters();
+  for (const auto& group : members)
+    for (std::size_t p = 0; p < parameters.size(); ++p) {
+      std::map<std::vector<int>, std::vector<int>> alike;  // the other parameters' values
+      for (const int i : group) {
+        std::vector<int> key;
+        key.reserve(parameters.size());
+        for (std::size_t q = 0; q < parameters.size(); ++q)
+          if (q != p) key.push_back(parameters[q].get(configs[std::size_t(i)]));
+        alike[std::move(key)].push_back(i);
+      }
+      for (const auto& [key, rows] : alike)
+        for (const int a : rows)
+          for (const int b : rows)
+            if (parameters[p].get(configs[std::size_t(a)]) !=
+                parameters[p].get(configs[std::size_t(b)]))
+              steps[std::size_t(a)].push_back(b);
+    }
+  return steps;
+}
 
 // Measured times closer than this (log ratio) are one time within the timing noise: no pair.
 constexpr double kRankTie = 0.02;
@@ -53,6 +81,7 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
   const std::size_t n = label.size();
   std::vector<float> grad(n), hess(n);
   std::mt19937 rng(0);
+  std::uniform_real_distribution<double> share(0, 1);
   for (int round = 0; round < o.rounds; ++round) {
     bst_ulong length = 0;
     const float* margin = nullptr;
@@ -70,7 +99,11 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
       mean_weight /= double(group.size());
       for (const int a : group)
         for (int r = 0; r < o.rank_pairs; ++r) {
-          const int b = group[pick(rng)];
+          const auto& steps = o.rank_step > 0 ? rows.steps[std::size_t(a)] : group;
+          const bool step = o.rank_step > 0 && !steps.empty() && share(rng) < o.rank_step;
+          const int b = step ? steps[std::uniform_int_distribution<std::size_t>(
+                                   0, steps.size() - 1)(rng)]
+                             : group[pick(rng)];
           // log measured time = label + log predicted; the faster of the two should stay ahead.
           const double ta = label[a] + rows.log_predicted[a];
           const double tb = label[b] + rows.log_predicted[b];
@@ -153,6 +186,9 @@ std::string fit_learned_model_json(const DeviceSpec& device,
   if (!(options.rank_spread >= 0 && options.rank_spread <= 1))
     throw InputError("the ranking loss's rank_spread is a share from 0 to 1, not " +
                      std::to_string(options.rank_spread));
+  if (!(options.rank_step >= 0 && options.rank_step <= 1))
+    throw InputError("the ranking loss's rank_step is a share from 0 to 1, not " +
+                     std::to_string(options.rank_step));
   const std::size_t width = learned_feature_names().size();
   // An excluded feature is missing in every row, so no split can gain from it.
   std::vector<bool> excluded(width, false);
@@ -166,6 +202,7 @@ std::string fit_learned_model_json(const DeviceSpec& device,
   }
   std::vector<float> data, labels, weights, row;
   TrainingRows rows;
+  std::vector<KernelConfig> configs;
   std::map<std::string, int> group_of;
   for (const auto& s : samples) {
     const auto r = predict_measured(device, s, plain);
@@ -184,7 +221,10 @@ std::string fit_learned_model_json(const DeviceSpec& device,
     if (fresh) rows.members.emplace_back();
     rows.members[g->second].push_back(int(rows.log_predicted.size()));
     rows.log_predicted.push_back(std::log(r->time_s));
+    configs.push_back(s.config);
   }
+  if (options.rank_weight > 0 && options.rank_step > 0)
+    rows.steps = single_steps(rows.members, configs);
   if (options.center > 0)
     for (const auto& group : rows.members) {
       double sum = 0, total = 0;

@@ -489,6 +489,10 @@ struct LearnedCorrectionOptions {
   // ranked held-out problems' whole recordings better (Spearman +0.02 to +0.03) but picked no
   // better, and worse on problems in no fit: off by default.
   double rank_weight = 1, rank_sigma = 0.1, rank_spread = 0;
+  // Share of each row's pairs drawn among its single steps (configurations of its problem that
+  // differ from it in one tuning parameter) instead of the whole problem: such pairs show one
+  // parameter's effect with the rest held, the steps a tune's refinement takes.
+  double rank_step = 0;
   // Fraction of each problem's weighted mean label taken off its labels before the fit: at 1 the
   // trees learn only how a problem's configurations differ from one another (the linear
   // correction keeps the problem's level). Held out by problem it picked worse (pick median
