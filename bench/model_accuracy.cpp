@@ -16,9 +16,9 @@
 //     [--held-out OUT.csv]   (every held-out measurement beside each setting's prediction)
 //     (the learned correction's settings compared on the same folds, each fold's coefficients
 //     and linear correction fitted once; keys: depth rounds eta subsample colsample min_child
-//     fast_weight fast_scale rank rank_sigma rank_spread rank_step center pairs forest drop; a setting may
-//     begin with bag=N: its
-//     trees fitted on a draw of 80% of the fold's training problems)
+//     fast_weight fast_scale rank rank_sigma rank_spread rank_step center pairs forest drop; a
+//     setting may begin with bag=N: its trees fitted on a draw of 80% of the fold's training
+//     problems)
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -264,8 +264,8 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
       {"colsample", &o.colsample},     {"min_child", &o.min_child_weight},
       {"fast_weight", &o.fast_weight}, {"fast_scale", &o.fast_scale},
       {"rank", &o.rank_weight},        {"rank_sigma", &o.rank_sigma},
-      {"rank_spread", &o.rank_spread}, {"rank_step", &o.rank_step},     {"center", &o.center},
-      {"own", &o.own_device_weight}};
+      {"rank_spread", &o.rank_spread}, {"rank_step", &o.rank_step},
+      {"center", &o.center},           {"own", &o.own_device_weight}};
   std::stringstream items(spec);
   std::string item;
   while (std::getline(items, item, ',')) {
@@ -294,9 +294,10 @@ LearnedCorrectionOptions parse_learned(const std::string& spec) {
     } else if (reals.count(key)) {
       *reals.at(key) = v;
     } else {
-      throw InputError("--learned: unknown setting '" + key +
-                       "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
-                       "rank rank_sigma rank_spread rank_step center own pairs forest family drop)");
+      throw InputError(
+          "--learned: unknown setting '" + key +
+          "' (depth rounds eta subsample colsample min_child fast_weight fast_scale "
+          "rank rank_sigma rank_spread rank_step center own pairs forest family drop)");
     }
   }
   return o;

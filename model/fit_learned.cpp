@@ -101,9 +101,9 @@ void boost_with_ranking(BoosterHandle booster, DMatrixHandle m, const TrainingRo
         for (int r = 0; r < o.rank_pairs; ++r) {
           const auto& steps = o.rank_step > 0 ? rows.steps[std::size_t(a)] : group;
           const bool step = o.rank_step > 0 && !steps.empty() && share(rng) < o.rank_step;
-          const int b = step ? steps[std::uniform_int_distribution<std::size_t>(
-                                   0, steps.size() - 1)(rng)]
-                             : group[pick(rng)];
+          const int b =
+              step ? steps[std::uniform_int_distribution<std::size_t>(0, steps.size() - 1)(rng)]
+                   : group[pick(rng)];
           // log measured time = label + log predicted; the faster of the two should stay ahead.
           const double ta = label[a] + rows.log_predicted[a];
           const double tb = label[b] + rows.log_predicted[b];
