@@ -69,11 +69,12 @@ def reason(place):
     return place["stage"]
 
 
-def places(gemmtune, domain, key, ids):
-    done = subprocess.run([gemmtune, "space", *problem_options(key), "--domain", domain,
-                           "--format", "json", "--why", *ids], capture_output=True, text=True)
+def places(gemmtune, domain, options, ids):
+    """{config id: place} of `gemmtune space OPTIONS --why IDS`."""
+    done = subprocess.run([gemmtune, "space", *options, "--domain", domain, "--format", "json",
+                           "--why", *ids], capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"gemmtune space failed for {key}: {done.stderr.strip()}")
+        raise SystemExit(f"gemmtune space failed for {' '.join(options)}: {done.stderr.strip()}")
     return {p["config"]: p for p in json.loads(done.stdout)["why"]}
 
 
@@ -85,7 +86,7 @@ def main(argv):
     args = parser.parse_args(argv)
     caps, best_reasons, near_reasons = [], collections.Counter(), collections.Counter()
     for key, times in recorded_times(args.files).items():
-        where = places(args.gemmtune, args.domain, key, list(times))
+        where = places(args.gemmtune, args.domain, problem_options(key), list(times))
         best = min(times.values())
         kept = [t for c, t in times.items() if where[c]["kept"]]
         caps.append((best / min(kept) if kept else 0.0, key))
