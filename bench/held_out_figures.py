@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from domain_cap import places  # noqa: E402
+from domain_cap import places, problem_options  # noqa: E402
 
 # model/quality.cpp's sample_key: GPU:p_ab_MxNxK_bBATCH[_ldAxBxC][_betaR]
 KEY = re.compile(r"(?P<gpu>[^:]+):(?P<p>[a-z])_(?P<a>[a-z])(?P<b>[a-z])_(?P<m>\d+)x(?P<n>\d+)"
@@ -47,12 +47,10 @@ def space_options(problem):
     if not match:
         raise SystemExit(f"cannot read the problem key '{problem}' (expected {KEY.pattern})")
     g = match.groupdict()
-    options = ["--gpu", g["gpu"], "-p", g["p"], "--opa", g["a"], "--opb", g["b"], "-m", g["m"],
-               "-n", g["n"], "-k", g["k"], "--batch", g["batch"]]
-    for ld in ("lda", "ldb", "ldc"):
-        if g[ld]:
-            options += ["--" + ld, g[ld]]
-    return options + (["--beta", g["beta"]] if g["beta"] else [])
+    # A key leaves out packed leading dimensions and beta 0; the CLI reads 0 as packed.
+    return problem_options((g["gpu"], g["p"], g["a"], g["b"], g["m"], g["n"], g["k"],
+                            g["lda"] or "0", g["ldb"] or "0", g["ldc"] or "0", g["batch"],
+                            g["beta"] or "0"))
 
 
 def figures(problems, measured, score, best_of=None):

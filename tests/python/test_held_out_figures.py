@@ -34,7 +34,7 @@ B = "H100-SXM:d_tn_200x64x64_b1_ld256x64x256_beta1"
 def test_space_options_read_the_problem_key():
     assert held_out_figures.space_options(B) == [
         "--gpu", "H100-SXM", "-p", "d", "--opa", "t", "--opb", "n", "-m", "200", "-n", "64",
-        "-k", "64", "--batch", "1", "--lda", "256", "--ldb", "64", "--ldc", "256", "--beta", "1"]
+        "-k", "64", "--lda", "256", "--ldb", "64", "--ldc", "256", "--batch", "1", "--beta", "1"]
 
 
 def test_an_unreadable_key_is_named():
@@ -80,6 +80,6 @@ def test_the_domain_figures_rank_only_kept_configurations(tmp_path):
     assert lines[5].split() == ["setting", "0", "0.817", "0.803", "0.944", "0.900", "-1.000",
                                 "0.816"]
     logged = log.read_text().splitlines()
-    assert logged[0] == ("space --gpu H100-SXM -p s --opa n --opb n -m 100 -n 64 -k 64 --batch 1 "
-                         "--domain full --format json")
-    assert "--lda 256 --ldb 64 --ldc 256 --beta 1" in logged[1]
+    assert logged[0] == ("space --gpu H100-SXM -p s --opa n --opb n -m 100 -n 64 -k 64 --lda 0 "
+                         "--ldb 0 --ldc 0 --batch 1 --beta 0 --domain full --format json")
+    assert "--lda 256 --ldb 64 --ldc 256 --batch 1 --beta 1" in logged[1]
