@@ -115,6 +115,15 @@ Evaluation evaluation_of(const KernelConfig& config, const CompileResult& compil
 // Relative-error threshold per precision for agreement with cuBLAS.
 double verify_tolerance(Precision p, std::int64_t k = 1);
 
+// Where C (got, as the kernel stored it) differs from the FP64 reference (want, as the runner
+// keeps it: real and imaginary parts interleaved): how many elements lie off by more than
+// `tolerance` times the reference's RMS element, in which of the kernel's tile_m x tile_n C
+// tiles (the first few named, with their rows and columns, edge tiles marked).
+std::string locate_mismatch(const double* got, const double* want, const Problem& p, int tile_m,
+                            int tile_n, double tolerance);
+std::string locate_mismatch(const float* got, const double* want, const Problem& p, int tile_m,
+                            int tile_n, double tolerance);
+
 // One GPU, its stream, cuBLAS handle and the buffers of the last problem. Inputs are random
 // (never zeros); the output is poisoned before each verified launch; timings use events after
 // warm-up, with the L2 flushed before each repetition. A StickyError-class failure (illegal

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iomanip>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <cuda_bf16.h>
@@ -300,6 +302,16 @@ struct GpuSession::Impl {
     return total.norm > 0 ? std::sqrt(total.diff / total.norm) : std::sqrt(total.diff);
   }
 
+  // Where the C read back by relative_error differs from the reference, in config's C tiles.
+  std::string mismatch(const Problem& p, const KernelConfig& config, double tolerance) {
+    const double* want = reference.data();
+    if (is_double(p.precision))
+      return locate_mismatch(reinterpret_cast<const double*>(c_host.get()), want, p, config.blk_m,
+                             config.blk_n, tolerance);
+    return locate_mismatch(reinterpret_cast<const float*>(c_host.get()), want, p, config.blk_m,
+                           config.blk_n, tolerance);
+  }
+
   // Times `launch` with events: warm-up, then one event pair per repetition.
   template <typename Launch>
   void time(const TimingOptions& t, Measurement& m, double flops, Launch&& launch) {
@@ -418,10 +430,14 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
     m.rel_error = s.relative_error(p);
     if (!(m.rel_error <= verify_tolerance(p.precision, p.k))) {
       m.status = Status::Wrong;
-      m.error = std::isnan(m.rel_error)
-                    ? "output left unwritten (NaN poison survived)"
-                    : "relative error " + std::to_string(m.rel_error) + " exceeds " +
-                          std::to_string(verify_tolerance(p.precision, p.k));
+      std::ostringstream why;
+      if (std::isnan(m.rel_error))
+        why << "output left unwritten (NaN poison survived)";
+      else
+        why << "relative error " << std::setprecision(3) << m.rel_error << " exceeds "
+            << verify_tolerance(p.precision, p.k);
+      why << "; " << s.mismatch(p, config, verify_tolerance(p.precision, p.k));
+      m.error = why.str();
       return m;
     }
     s.time(timing, m, p.flops(), launch);

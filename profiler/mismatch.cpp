@@ -1,0 +1,95 @@
+// Where a wrong C differs from its reference, in the kernel's own C tiles: a race or an edge bug
+// shows as a few tiles (which ones, and whether they lie on the last row or column of tiles),
+// a wrong fragment layout as all of them.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "profiler/profiler.hpp"
+
+namespace gemmtune {
+namespace {
+
+struct TileSpan {
+  std::int64_t elements = 0;
+  std::int64_t first_row = 0, last_row = 0, first_col = 0, last_col = 0;
+};
+
+template <typename T>
+std::string locate(const T* got, const double* want, const Problem& p, int tile_m, int tile_n,
+                   double tolerance) {
+  if (tile_m <= 0 || tile_n <= 0)
+    throw InputError("a C tile must have rows and columns, got " + std::to_string(tile_m) + "x" +
+                     std::to_string(tile_n));
+  const int parts = is_complex(p.precision) ? 2 : 1;
+  const auto at = [&](std::int64_t z, std::int64_t i, std::int64_t j, int part) {
+    return size_t(((z * p.stride_c() + j * p.ldc) + i) * parts + part);
+  };
+  // Elementwise threshold: the norm-wise tolerance applied to the reference's RMS element.
+  double norm = 0;
+  std::int64_t count = 0;
+  for (std::int64_t z = 0; z < p.batch; ++z)
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t i = 0; i < p.m; ++i)
+        for (int part = 0; part < parts; ++part, ++count)
+          norm += want[at(z, i, j, part)] * want[at(z, i, j, part)];
+  const double limit = tolerance * std::sqrt(norm / double(std::max<std::int64_t>(count, 1)));
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, TileSpan> tiles;
+  std::int64_t wrong = 0;
+  for (std::int64_t z = 0; z < p.batch; ++z)
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t i = 0; i < p.m; ++i) {
+        bool off = false;
+        for (int part = 0; part < parts; ++part) {
+          const double x = double(got[at(z, i, j, part)]), y = want[at(z, i, j, part)];
+          off |= !(std::abs(x - y) <= limit);  // NaN (unwritten) counts as wrong
+        }
+        if (!off) continue;
+        ++wrong;
+        TileSpan& t = tiles[{z, i / tile_m, j / tile_n}];
+        if (t.elements++ == 0) {
+          t.first_row = t.last_row = i;
+          t.first_col = t.last_col = j;
+        }
+        t.first_row = std::min(t.first_row, i);
+        t.last_row = std::max(t.last_row, i);
+        t.first_col = std::min(t.first_col, j);
+        t.last_col = std::max(t.last_col, j);
+      }
+  const std::int64_t tiles_m = (p.m + tile_m - 1) / tile_m, tiles_n = (p.n + tile_n - 1) / tile_n;
+  std::ostringstream out;
+  out << wrong << " of " << p.m * p.n * p.batch << " elements off by more than " << limit << " in "
+      << tiles.size() << " of " << tiles_m * tiles_n * p.batch << " C tiles of " << tile_m << "x"
+      << tile_n;
+  constexpr size_t kNamed = 4;
+  size_t named = 0;
+  for (const auto& [key, t] : tiles) {
+    if (named++ == kNamed) {
+      out << "; ...";
+      break;
+    }
+    const auto& [z, ti, tj] = key;
+    out << (named == 1 ? ": " : "; ") << "tile (" << ti << ", " << tj << ")";
+    if (p.batch > 1) out << " of matrix " << z;
+    out << " " << t.elements << " at rows " << t.first_row << "-" << t.last_row << ", columns "
+        << t.first_col << "-" << t.last_col;
+    if (ti == tiles_m - 1 || tj == tiles_n - 1) out << " (edge)";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::string locate_mismatch(const double* got, const double* want, const Problem& p, int tile_m,
+                            int tile_n, double tolerance) {
+  return locate(got, want, p, tile_m, tile_n, tolerance);
+}
+
+std::string locate_mismatch(const float* got, const double* want, const Problem& p, int tile_m,
+                            int tile_n, double tolerance) {
+  return locate(got, want, p, tile_m, tile_n, tolerance);
+}
+
+}  // namespace gemmtune
