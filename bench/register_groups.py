@@ -67,7 +67,10 @@ def fit(keys, counts):
     return coef
 
 
-def estimate(coef, key, cap=255):
+def estimate(coef, key):
+    """estimate_registers: rounded up, within 16 and the launch-bounds cap (register_cap)."""
+    g = dict(zip(PARAMS, key[3:]))
+    cap = min(255, (65536 // (g["DX"] * g["DY"])) & ~7)
     return min(max(math.ceil(float(np.dot(coef, features(key)))), 16), cap)
 
 

@@ -3,6 +3,7 @@
 // a wrong fragment layout as all of them.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -14,7 +15,8 @@ namespace {
 
 struct TileSpan {
   std::int64_t elements = 0;
-  std::int64_t first_row = 0, last_row = 0, first_col = 0, last_col = 0;
+  std::int64_t first_row = std::numeric_limits<std::int64_t>::max(), last_row = -1;
+  std::int64_t first_col = std::numeric_limits<std::int64_t>::max(), last_col = -1;
 };
 
 template <typename T>
@@ -49,10 +51,7 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
         if (!off) continue;
         ++wrong;
         TileSpan& t = tiles[{z, i / tile_m, j / tile_n}];
-        if (t.elements++ == 0) {
-          t.first_row = t.last_row = i;
-          t.first_col = t.last_col = j;
-        }
+        ++t.elements;
         t.first_row = std::min(t.first_row, i);
         t.last_row = std::max(t.last_row, i);
         t.first_col = std::min(t.first_col, j);

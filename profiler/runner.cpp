@@ -428,15 +428,15 @@ Measurement GpuSession::measure(const Problem& p, const KernelConfig& config,
     }
     check(cudaStreamSynchronize(s.stream->get()), "kernel execution");
     m.rel_error = s.relative_error(p);
-    if (!(m.rel_error <= verify_tolerance(p.precision, p.k))) {
+    const double tolerance = verify_tolerance(p.precision, p.k);
+    if (!(m.rel_error <= tolerance)) {
       m.status = Status::Wrong;
       std::ostringstream why;
       if (std::isnan(m.rel_error))
         why << "output left unwritten (NaN poison survived)";
       else
-        why << "relative error " << std::setprecision(3) << m.rel_error << " exceeds "
-            << verify_tolerance(p.precision, p.k);
-      why << "; " << s.mismatch(p, config, verify_tolerance(p.precision, p.k));
+        why << "relative error " << std::setprecision(3) << m.rel_error << " exceeds " << tolerance;
+      why << "; " << s.mismatch(p, config, tolerance);
       m.error = why.str();
       return m;
     }
