@@ -3,6 +3,7 @@
 // a wrong fragment layout as all of them.
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -17,6 +18,11 @@ struct TileSpan {
   std::int64_t elements = 0;
   std::int64_t first_row = std::numeric_limits<std::int64_t>::max(), last_row = -1;
   std::int64_t first_col = std::numeric_limits<std::int64_t>::max(), last_col = -1;
+  // The tile's element (or complex part) furthest off, with both values in full: enough to test
+  // offline which stage or K step a racing warp read instead of its own.
+  double worst_off = -1, worst_got = 0, worst_want = 0;
+  std::int64_t worst_row = 0, worst_col = 0;
+  int worst_part = 0;
 };
 
 template <typename T>
@@ -52,6 +58,18 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
         ++wrong;
         TileSpan& t = tiles[{z, i / tile_m, j / tile_n}];
         ++t.elements;
+        for (int part = 0; part < parts; ++part) {
+          const double x = double(got[at(z, i, j, part)]), y = want[at(z, i, j, part)];
+          const double d =
+              std::isnan(x) ? std::numeric_limits<double>::infinity() : std::abs(x - y);
+          if (d <= t.worst_off) continue;
+          t.worst_off = d;
+          t.worst_got = x;
+          t.worst_want = y;
+          t.worst_row = i;
+          t.worst_col = j;
+          t.worst_part = part;
+        }
         t.first_row = std::min(t.first_row, i);
         t.last_row = std::max(t.last_row, i);
         t.first_col = std::min(t.first_col, j);
@@ -75,6 +93,9 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
     out << " " << t.elements << " at rows " << t.first_row << "-" << t.last_row << ", columns "
         << t.first_col << "-" << t.last_col;
     if (ti == tiles_m - 1 || tj == tiles_n - 1) out << " (edge)";
+    out << ", worst (" << t.worst_row << ", " << t.worst_col << ")"
+        << (parts == 2 ? (t.worst_part ? " imaginary" : " real") : "") << " "
+        << std::setprecision(17) << t.worst_got << " for " << t.worst_want << std::setprecision(6);
   }
   return out.str();
 }

@@ -118,7 +118,8 @@ double verify_tolerance(Precision p, std::int64_t k = 1);
 // Where C (got, as the kernel stored it) differs from the FP64 reference (want, as the runner
 // keeps it: real and imaginary parts interleaved): how many elements lie off by more than
 // `tolerance` times the reference's RMS element, in which of the kernel's tile_m x tile_n C
-// tiles (the first few named, with their rows and columns, edge tiles marked).
+// tiles (the first few named, with their rows and columns, edge tiles marked, and the element
+// furthest off in each: its row, column, value and reference in full precision).
 std::string locate_mismatch(const double* got, const double* want, const Problem& p, int tile_m,
                             int tile_n, double tolerance);
 std::string locate_mismatch(const float* got, const double* want, const Problem& p, int tile_m,
