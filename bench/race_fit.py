@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Which wrong read explains a wrong element of C: a failed verification's message names, per C
+tile, the element furthest off with its value and the FP64 reference in full precision
+(profiler/mismatch.cpp). The runner's inputs are known (std::mt19937 seeded 11 for A and 23 for B,
+uniform in [-1, 1), as profiler/runner.cpp's fill_random draws them), so each hypothesis of the
+form "the K range [k0, k0 + width) of one operand was read from k0 + shift instead (another step
+or another pipeline stage's tile), or read as zeros" predicts that element exactly. The ones that
+reproduce the wrong value name the mechanism, the K step and the operand.
+
+    bench/race_fit.py --precision d --opa t --opb n --m 1598 --n 90 --k 744 --bk 32 --step 8 \\
+        --element 176,56,GOT [--element ...]
+
+Real precisions (S, D) only. Prints the best hypotheses per element, the exact ones marked."""
+import argparse
+import sys
+
+import numpy as np
+
+
+def runner_values(seed, count):
+    """The first `count` values fill_random writes for an S or D buffer (libstdc++'s
+    uniform_real_distribution<double>(-1, 1) over std::mt19937: two 32-bit draws per double)."""
+    raw = np.random.RandomState(seed).randint(0, 2**32, size=2 * count, dtype=np.uint64)
+    raw = raw.astype(np.float64)
+    u = (raw[0::2] + raw[1::2] * 2.0**32) / 2.0**64
+    u = np.minimum(u, np.nextafter(1.0, 0.0))
+    return -1.0 + 2.0 * u
+
+
+class Operands:
+    """A and B as the runner fills them, read as op(A) (m, k) and op(B) (k, n); outside K they
+    read as zero, as the kernels' zero-filled copies do."""
+
+    def __init__(self, args):
+        self.args = args
+        rows_a = args.m if args.opa == "n" else args.k
+        cols_a = args.k if args.opa == "n" else args.m
+        rows_b = args.k if args.opb == "n" else args.n
+        cols_b = args.n if args.opb == "n" else args.k
+        self.lda = args.lda or rows_a
+        self.ldb = args.ldb or rows_b
+        if self.lda < rows_a or self.ldb < rows_b:
+            raise SystemExit(f"lda {self.lda} or ldb {self.ldb} below the rows it must hold "
+                             f"({rows_a}, {rows_b})")
+        a = runner_values(11, self.lda * cols_a).reshape(cols_a, self.lda).T
+        b = runner_values(23, self.ldb * cols_b).reshape(cols_b, self.ldb).T
+        if args.precision == "s":
+            a, b = a.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
+        self.a, self.b = a, b
+
+    def row_of_a(self, m):
+        """op(A)'s row m over k = 0..K-1."""
+        k = self.args.k
+        return self.a[m, :k] if self.args.opa == "n" else self.a[:k, m]
+
+    def column_of_b(self, n):
+        k = self.args.k
+        return self.b[:k, n] if self.args.opb == "n" else self.b[n, :k]
+
+
+def hypotheses(args, a_row, b_col):
+    """(description, predicted value) for every read of one operand's K range from elsewhere."""
+    k_len = args.k
+    padded = lambda v: np.concatenate([v, np.zeros(args.bk * (args.stages + 2))])
+    a, b = padded(a_row), padded(b_col)
+    want = float(a_row @ b_col)
+    out = []
+    for width, unit in ((args.step, "step"), (args.bk, "tile")):
+        for k0 in range(0, k_len, width):
+            k1 = min(k0 + width, k_len)
+            own = float(a[k0:k1] @ b[k0:k1])
+            out.append((f"{unit} k {k0}-{k1 - 1} read as zeros (A or B)", want - own))
+            # Another step's or stage's data: up to `stages` tiles either way.
+            for shift in range(-args.stages * args.bk, args.stages * args.bk + 1, width):
+                lo, hi = k0 + shift, k1 + shift
+                if shift == 0 or lo < 0:
+                    continue
+                for operand in ("A", "B", "A and B"):
+                    sa = a[lo:hi] if "A" in operand else a[k0:k1]
+                    sb = b[lo:hi] if "B" in operand else b[k0:k1]
+                    out.append((f"{operand} of {unit} k {k0}-{k1 - 1} read from k {lo}-{hi - 1}",
+                                want - own + float(sa @ sb)))
+    return want, out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--precision", choices=["s", "d"], required=True)
+    p.add_argument("--opa", choices=["n", "t"], default="n")
+    p.add_argument("--opb", choices=["n", "t"], default="n")
+    p.add_argument("--m", type=int, required=True)
+    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument("--lda", type=int, default=0)
+    p.add_argument("--ldb", type=int, default=0)
+    p.add_argument("--bk", type=int, required=True, help="the kernel's BK (K of one tile)")
+    p.add_argument("--step", type=int, required=True, help="K of one step (the mma's k)")
+    p.add_argument("--stages", type=int, default=4, help="tiles to look either way")
+    p.add_argument("--element", action="append", required=True,
+                   help="ROW,COLUMN,GOT as the message prints them")
+    p.add_argument("--show", type=int, default=5, help="hypotheses to print per element")
+    args = p.parse_args(argv)
+    if args.bk % args.step:
+        raise SystemExit(f"--bk {args.bk} is not a multiple of --step {args.step}")
+    ops = Operands(args)
+    for text in args.element:
+        try:
+            row, col, got = text.split(",")
+            row, col, got = int(row), int(col), float(got)
+        except ValueError:
+            raise SystemExit(f"--element {text!r} is not ROW,COLUMN,GOT")
+        if not (0 <= row < args.m and 0 <= col < args.n):
+            raise SystemExit(f"--element {text!r} lies outside C ({args.m} x {args.n})")
+        want, hyps = hypotheses(args, ops.row_of_a(row), ops.column_of_b(col))
+        scale = max(abs(want), abs(got), 1e-300)
+        hyps.sort(key=lambda h: abs(h[1] - got))
+        print(f"({row}, {col}): got {got!r}, reference {want!r}, off by {got - want:.6g}")
+        for desc, value in hyps[:args.show]:
+            exact = abs(value - got) <= 1e-12 * scale
+            print(f"  {'EXACT ' if exact else '      '}{desc}: {value!r} "
+                  f"(miss {abs(value - got) / scale:.2e} relative)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
