@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Which wrong read explains a wrong element of C: a failed verification's message names, per C
-tile, the element furthest off with its value and the FP64 reference in full precision
+"""Which wrong read explains a wrong element of C: a failed verification's message names, for its
+first C tiles, the element furthest off with its value and the FP64 reference in full precision
 (profiler/mismatch.cpp). The runner's inputs are known (std::mt19937 seeded 11 for A and 23 for B,
 uniform in [-1, 1), as profiler/runner.cpp's fill_random draws them), so each hypothesis of the
-form "the K range [k0, k0 + width) of one operand was read from k0 + shift instead (another step
-or another pipeline stage's tile), or read as zeros" predicts that element exactly. The ones that
-reproduce the wrong value name the mechanism, the K step and the operand.
+form "the K range [k0, k0 + width) of one operand, or of both, was read from k0 + shift instead
+(another step, or another pipeline stage's tile, up to --stages tiles either way), or read as
+zeros" predicts that element. One that reproduces the wrong value up to rounding names the read;
+none rules these forms out (another warp's rows or columns, part of a fragment, or two steps at
+once are not among them).
 
     bench/race_fit.py --precision d --opa t --opb n --m 1598 --n 90 --k 744 --bk 32 --step 8 \\
-        --element 176,56,GOT [--element ...]
+        --element 176,56,GOT,WANT [--element ...]
 
-Real precisions (S, D) only. Prints the best hypotheses per element, the exact ones marked."""
+Real precisions (S, D), alpha 1, beta 0, one matrix (no batch): the message's WANT is checked
+against the reference drawn again here, which catches a wrong layout, leading dimension or
+problem. Prints the best hypotheses per element, those within rounding marked."""
 import argparse
 import sys
 
@@ -58,8 +62,16 @@ class Operands:
         return self.b[:k, n] if self.args.opb == "n" else self.b[n, :k]
 
 
+def rounding(precision, a_row, b_col):
+    """How far two orders of the same dot product may differ: K unit roundoffs of the sum of
+    the products' magnitudes."""
+    eps = np.finfo(np.float32 if precision == "s" else np.float64).eps
+    return len(a_row) * eps * float(np.abs(a_row) @ np.abs(b_col))
+
+
 def hypotheses(args, a_row, b_col):
-    """(description, predicted value) for every read of one operand's K range from elsewhere."""
+    """The element's reference and (description, predicted value) for every read of one
+    operand's K range, or both, from elsewhere."""
     k_len = args.k
     padded = lambda v: np.concatenate([v, np.zeros(args.bk * (args.stages + 2))])
     a, b = padded(a_row), padded(b_col)
@@ -97,28 +109,44 @@ def main(argv=None):
     p.add_argument("--step", type=int, required=True, help="K of one step (the mma's k)")
     p.add_argument("--stages", type=int, default=4, help="tiles to look either way")
     p.add_argument("--element", action="append", required=True,
-                   help="ROW,COLUMN,GOT as the message prints them")
+                   help="ROW,COLUMN,GOT,WANT as the message prints them (WANT optional)")
     p.add_argument("--show", type=int, default=5, help="hypotheses to print per element")
     args = p.parse_args(argv)
+    for name in ("m", "n", "k", "bk", "step", "stages"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name} {getattr(args, name)} must be at least 1")
     if args.bk % args.step:
         raise SystemExit(f"--bk {args.bk} is not a multiple of --step {args.step}")
     ops = Operands(args)
     for text in args.element:
         try:
-            row, col, got = text.split(",")
-            row, col, got = int(row), int(col), float(got)
+            fields = text.split(",")
+            if len(fields) not in (3, 4):
+                raise ValueError
+            row, col = int(fields[0]), int(fields[1])
+            got = float(fields[2])
+            message_want = float(fields[3]) if len(fields) == 4 else None
         except ValueError:
-            raise SystemExit(f"--element {text!r} is not ROW,COLUMN,GOT")
+            raise SystemExit(f"--element {text!r} is not ROW,COLUMN,GOT[,WANT]")
         if not (0 <= row < args.m and 0 <= col < args.n):
             raise SystemExit(f"--element {text!r} lies outside C ({args.m} x {args.n})")
-        want, hyps = hypotheses(args, ops.row_of_a(row), ops.column_of_b(col))
-        scale = max(abs(want), abs(got), 1e-300)
+        if not np.isfinite(got):
+            raise SystemExit(f"--element {text!r}: {got} is an unwritten or overflowed element, "
+                             "not a wrong read")
+        a_row, b_col = ops.row_of_a(row), ops.column_of_b(col)
+        want, hyps = hypotheses(args, a_row, b_col)
+        tolerance = rounding(args.precision, a_row, b_col)
+        if message_want is not None and abs(message_want - want) > tolerance:
+            raise SystemExit(f"--element {text!r}: the message's reference {message_want!r} is "
+                             f"not this problem's {want!r} (beyond rounding {tolerance:.3g}): "
+                             "another problem, layout or leading dimension, or a batch, beta "
+                             "or alpha this tool does not draw")
         hyps.sort(key=lambda h: abs(h[1] - got))
         print(f"({row}, {col}): got {got!r}, reference {want!r}, off by {got - want:.6g}")
         for desc, value in hyps[:args.show]:
-            exact = abs(value - got) <= 1e-12 * scale
-            print(f"  {'EXACT ' if exact else '      '}{desc}: {value!r} "
-                  f"(miss {abs(value - got) / scale:.2e} relative)")
+            exact = abs(value - got) <= tolerance
+            print(f"  {'MATCH ' if exact else '      '}{desc}: {value!r} "
+                  f"(miss {abs(value - got):.3g}, rounding {tolerance:.3g})")
     return 0
 
 

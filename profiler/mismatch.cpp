@@ -81,6 +81,7 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
       << tiles.size() << " of " << tiles_m * tiles_n * p.batch << " C tiles of " << tile_m << "x"
       << tile_n;
   constexpr size_t kNamed = 4;
+  const std::streamsize shown_precision = out.precision();
   size_t named = 0;
   for (const auto& [key, t] : tiles) {
     if (named++ == kNamed) {
@@ -95,7 +96,8 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
     if (ti == tiles_m - 1 || tj == tiles_n - 1) out << " (edge)";
     out << ", worst (" << t.worst_row << ", " << t.worst_col << ")"
         << (parts == 2 ? (t.worst_part ? " imaginary" : " real") : "") << " "
-        << std::setprecision(17) << t.worst_got << " for " << t.worst_want << std::setprecision(6);
+        << std::setprecision(17) << t.worst_got << " for " << t.worst_want
+        << std::setprecision(int(shown_precision));
   }
   return out.str();
 }

@@ -13,8 +13,9 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import race_fit  # noqa: E402
 
-# std::mt19937(seed) through libstdc++'s uniform_real_distribution<double>(-1, 1), as
-# profiler/runner.cpp's fill_random draws A (seed 11) and B (seed 23): printed by a C++ program.
+# The first values of std::mt19937(seed) through libstdc++'s uniform_real_distribution<double>(-1,
+# 1), as profiler/runner.cpp's fill_random draws A (seed 11) and B (seed 23), printed with %.17g by
+# a five-line C++ program built with g++ 12 on the build host.
 FIRST_OF_A = [-0.86338630356813328, 0.32944063610372853, -0.61176875631175065,
               0.85256592031798051, -0.78964969170270316]
 FIRST_OF_B = [0.3381942391941779, -0.6300230277949187, 0.56335901132107691,
@@ -30,32 +31,51 @@ def run(*argv):
     return subprocess.run([sys.executable, SCRIPT, *argv], capture_output=True, text=True)
 
 
-def test_a_stage_read_in_place_of_another_is_named_exactly():
-    # D TN 200x40x100, BK 32, steps of 8, element (17, 35): first its B step k 40-47 read as
-    # zeros, then read from the tile after (the next occupant of its stage's slot).
-    argv = ["--precision", "d", "--opa", "t", "--opb", "n", "--m", "200", "--n", "40", "--k",
-            "100", "--bk", "32", "--step", "8", "--stages", "3"]
-    args = race_fit.argparse.Namespace(precision="d", opa="t", opb="n", m=200, n=40, k=100,
-                                       lda=0, ldb=0)
-    ops = race_fit.Operands(args)
-    a, b = ops.row_of_a(17), ops.column_of_b(35)
+# D TN 200x40x100 with A's leading dimension padded to 103 (A stored K x M: op(A)[m, k] at
+# k + m * lda) and B packed (op N: B[k, n] at k + n * 100), BK 32, steps of 8, element (17, 35).
+M, N, K, LDA = 200, 40, 100, 103
+ARGV = ["--precision", "d", "--opa", "t", "--opb", "n", "--m", str(M), "--n", str(N), "--k",
+        str(K), "--lda", str(LDA), "--bk", "32", "--step", "8", "--stages", "3"]
+
+
+def a_row_b_col():
+    a = race_fit.runner_values(11, LDA * M)
+    b = race_fit.runner_values(23, K * N)
+    return (np.array([a[k + 17 * LDA] for k in range(K)]),
+            np.array([b[k + 35 * K] for k in range(K)]))
+
+
+def first_hypothesis(got, want):
+    out = run(*ARGV, "--element", f"17,35,{got!r},{want!r}")
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()[1]
+
+
+def test_a_read_of_zeros_or_of_another_stage_is_named():
+    a, b = a_row_b_col()
+    want = float(a @ b)
     zeroed = b.copy()
     zeroed[40:48] = 0
-    out = run(*argv, "--element", f"17,35,{float(a @ zeroed)!r}")
-    assert out.returncode == 0, out.stderr
-    first = out.stdout.splitlines()[1]
-    assert "EXACT step k 40-47 read as zeros" in first, out.stdout
-
+    assert "MATCH step k 40-47 read as zeros" in first_hypothesis(float(a @ zeroed), want)
     shifted = b.copy()
     shifted[40:48] = b[72:80]  # a tile (32 k) later: the slot's next occupant
-    got = float(a @ shifted)
-    out = run(*argv, "--element", f"17,35,{got!r}")
-    first = out.stdout.splitlines()[1]
-    assert "EXACT B of step k 40-47 read from k 72-79" in first, out.stdout
-    # The reference is the element's right value, and a near miss is not called exact.
-    assert f"reference {float(a @ b)!r}" in out.stdout
-    out = run(*argv, "--element", f"17,35,{got * (1 + 1e-9)!r}")
-    assert "EXACT" not in out.stdout.splitlines()[1]
+    assert "MATCH B of step k 40-47 read from k 72-79" in first_hypothesis(float(a @ shifted), want)
+    both = np.concatenate([a[:64], a[0:32], a[96:]]) @ np.concatenate([b[:64], b[0:32], b[96:]])
+    assert "MATCH A and B of tile k 64-95 read from k 0-31" in first_hypothesis(float(both), want)
+    # A value off the hypotheses by far more than rounding matches none.
+    assert "MATCH" not in first_hypothesis(float(a @ shifted) * (1 + 1e-9), want)
+
+
+def test_single_precision_matches_within_its_rounding():
+    argv = ["--precision", "s", "--m", "64", "--n", "64", "--k", "744", "--bk", "32", "--step",
+            "8"]
+    ops = race_fit.Operands(race_fit.argparse.Namespace(precision="s", opa="n", opb="n", m=64,
+                                                        n=64, k=744, lda=0, ldb=0))
+    a, b = ops.row_of_a(5).astype(np.float32), ops.column_of_b(9).astype(np.float32)
+    b[128:136] = 0
+    got = float(np.float32(sum(np.float32(x) * np.float32(y) for x, y in zip(a, b))))
+    out = run(*argv, "--element", f"5,9,{got!r}")
+    assert "MATCH step k 128-135 read as zeros" in out.stdout.splitlines()[1], out.stdout
 
 
 def test_bad_input_is_refused_with_its_value():
@@ -63,7 +83,13 @@ def test_bad_input_is_refused_with_its_value():
     out = run(*argv, "--element", "20,3,1.0")
     assert out.returncode != 0 and "outside C (20 x 20)" in out.stderr
     out = run(*argv, "--element", "3,1.0")
-    assert out.returncode != 0 and "'3,1.0' is not ROW,COLUMN,GOT" in out.stderr
+    assert out.returncode != 0 and "'3,1.0' is not ROW,COLUMN,GOT[,WANT]" in out.stderr
+    out = run(*argv, "--element", "3,1,nan")
+    assert out.returncode != 0 and "unwritten or overflowed" in out.stderr
+    out = run(*argv, "--element", "3,1,1.0,0.25")
+    assert out.returncode != 0 and "the message's reference 0.25 is not this problem's" in out.stderr
+    out = run(*argv[:-2], "--step", "0", "--element", "3,1,1.0")
+    assert out.returncode != 0 and "--step 0 must be at least 1" in out.stderr
     out = run("--precision", "d", "--m", "20", "--n", "20", "--k", "20", "--bk", "12", "--step",
               "8", "--element", "1,1,1.0")
     assert out.returncode != 0 and "--bk 12 is not a multiple of --step 8" in out.stderr
