@@ -4,8 +4,13 @@ tune of a few evaluations and the best of a timed tune, each measured in one run
 then the median, geometric mean and worst of the pick's and the short tune's fraction of the timed
 tune's best (measured time of the timed tune's best / measured time of the other), and how many
 fall below 0.80 (the model-fidelity issue's floor for the pick). Where no tune ran, the reference
-is the fastest configuration measured in the run."""
+is the fastest configuration measured in the run. With --markdown, the same as the table
+bench/RESULTS.md keeps (every problem needs its timed tune), the other roles as columns.
+
+    python3 bench/fresh_check.py [--markdown] CHECK.json...
+"""
 import json
+import math
 import statistics
 import sys
 
@@ -72,5 +77,66 @@ def main(paths):
         print(f"{len(rows)} problems: {role} / {reference}: {summary([f for _, f in rows])}")
 
 
+def label(options):
+    """A problem as the results file names it: "Z TN 177x1969x35, ld 1001/12073/5415, beta 1"."""
+    words = options.split()
+    o = dict(zip(words[::2], words[1::2]))
+    text = (f"{o['--precision'].upper()} {o.get('--opa', 'n').upper()}{o.get('--opb', 'n').upper()} "
+            f"{o['--m']}x{o['--n']}x{o['--k']}")
+    if "--lda" in o:
+        text += f", ld {o['--lda']}/{o['--ldb']}/{o['--ldc']}"
+    if float(o.get("--beta", 0)) != 0:
+        text += f", beta {o['--beta']}"
+    if int(o.get("--batch", 1)) > 1:
+        text += f", batch {o['--batch']}"
+    return text
+
+
+def markdown(paths):
+    """The results file's table: per problem cuBLAS's time, the pick's, the short tune's and the
+    timed tune's speed over cuBLAS, their fractions of the timed tune's best and each other role's
+    fraction; then each fraction's median (worst), geometric mean and count below 0.80."""
+    checks = [row(path) for path in paths]
+    extra = []
+    for path, (m, t) in zip(paths, checks):
+        if "tune_seconds" not in t:
+            raise SystemExit(f"{path}: no timed tune, so no reference for the table")
+        extra += [r for r in m["roles"] if r not in FIXED and r not in extra]
+    header = ["problem", "cuBLAS us", "pick x", "5 evaluations x", "60 s tune x", "pick / 60 s",
+              "5 evaluations / 60 s", "attempts in 60 s"] + extra
+    lines = ["| " + " | ".join(header) + " |",
+             "| --- |" + " ---: |" * (len(header) - 1)]
+    columns = {role: [] for role in ["pick", "tune_evaluations"] + extra}
+    for m, t in checks:
+        ref, cublas = t["tune_seconds"], m["cublas_us"]
+        speed = {r: cublas / v if 0 < v < float("inf") else 0.0 for r, v in t.items()}
+        fraction = {r: ref / v if 0 < v < float("inf") else 0.0 for r, v in t.items()}
+        for role in columns:
+            columns[role].append(fraction.get(role, 0.0))
+        cublas_text = f"{cublas:,.2f}" if cublas < 1000 else f"{cublas:,.0f}"
+        cells = [label(m["options"]), cublas_text] + \
+            [f"{speed.get(r, 0.0):.3f}" for r in ("pick", "tune_evaluations", "tune_seconds")] + \
+            [f"{fraction.get(r, 0.0):.3f}" for r in ("pick", "tune_evaluations")] + \
+            [f"{m['tune_attempts']:,}"] + [f"{fraction.get(r, 0.0):.3f}" for r in extra]
+        lines.append("| " + " | ".join(cells) + " |")
+    blank = ["", "", "", ""]
+    order = ["pick", "tune_evaluations"]
+
+    def cells(fmt):
+        return [fmt(columns[r]) for r in order] + [""] + [fmt(columns[r]) for r in extra]
+    geometric = (lambda v: f"{statistics.geometric_mean(v):.3f}" if min(v) > 0 else "0.000")
+    lines.append("| " + " | ".join(["**median (worst)**"] + blank + cells(
+        lambda v: f"**{statistics.median(v):.3f} ({min(v):.3f})**")) + " |")
+    lines.append("| " + " | ".join(["geometric mean"] + blank + cells(geometric)) + " |")
+    lines.append("| " + " | ".join(["below 0.80"] + blank + cells(
+        lambda v: str(sum(f < 0.80 for f in v)))) + " |")
+    return "\n".join(lines)
+
+
+FIXED = ("pick", "tune_seconds", "tune_evaluations")
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--markdown"]:
+        print(markdown(sys.argv[2:]))
+    else:
+        main(sys.argv[1:])
