@@ -10,13 +10,19 @@ none rules these forms out (another warp's rows or columns, part of a fragment, 
 once are not among them).
 
     bench/race_fit.py --precision d --opa t --opb n --m 1598 --n 90 --k 744 --bk 32 --step 8 \\
-        --element 176,56,GOT,WANT [--element ...]
+        --element 176,56,GOT,WANT [--element ...] [--catch-xml RUN.xml ...]
+
+--catch-xml reads the elements from the GPU tests' XML report (`gemmtune_gpu_tests ... -r xml`,
+as scripts/device-race writes it: the messages unwrapped), those of failures of this problem,
+each with the configuration that computed it.
 
 Real precisions (S, D), alpha 1, beta 0, one matrix (no batch): the message's WANT is checked
 against the reference drawn again here, which catches a wrong layout, leading dimension or
 problem. Prints the best hypotheses per element, those within rounding marked."""
 import argparse
+import re
 import sys
+import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
@@ -95,6 +101,35 @@ def hypotheses(args, a_row, b_col):
     return want, out
 
 
+WORST = re.compile(r"worst \((\d+), (\d+)\) (\S+) for (\S+?)[;,]?(?:\s|$)")
+CONFIG = re.compile(r"\bBM\d+_BN\d+_\S+")
+
+
+def catch_elements(path, shape):
+    """(configuration, "ROW,COLUMN,GOT,WANT") of every wrong element a Catch2 XML report names
+    for problem `shape` (its shape id, "d_tn_1598x90x744_b1"), in report order, each once. A
+    failed check's messages are <Info> elements before it: the problem and configuration, then
+    the measurement's error."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError) as e:
+        raise SystemExit(f"--catch-xml {path}: not a readable XML report ({e})")
+    found, seen, context = [], set(), None
+    for node in root.iter("Info"):
+        text = " ".join((node.text or "").split())
+        if CONFIG.search(text):
+            context = text
+        for m in WORST.finditer(text):
+            if context is None or not context.startswith(shape + " "):
+                continue
+            config = CONFIG.search(context).group(0)
+            item = (config, ",".join(m.groups()))
+            if item not in seen:
+                seen.add(item)
+                found.append(item)
+    return found
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--precision", choices=["s", "d"], required=True)
@@ -108,8 +143,10 @@ def main(argv=None):
     p.add_argument("--bk", type=int, required=True, help="the kernel's BK (K of one tile)")
     p.add_argument("--step", type=int, required=True, help="K of one step (the mma's k)")
     p.add_argument("--stages", type=int, default=4, help="tiles to look either way")
-    p.add_argument("--element", action="append", required=True,
+    p.add_argument("--element", action="append", default=[],
                    help="ROW,COLUMN,GOT,WANT as the message prints them (WANT optional)")
+    p.add_argument("--catch-xml", action="append", default=[],
+                   help="the GPU tests' XML report: its wrong elements of this problem")
     p.add_argument("--show", type=int, default=5, help="hypotheses to print per element")
     args = p.parse_args(argv)
     for name in ("m", "n", "k", "bk", "step", "stages"):
@@ -118,7 +155,18 @@ def main(argv=None):
     if args.bk % args.step:
         raise SystemExit(f"--bk {args.bk} is not a multiple of --step {args.step}")
     ops = Operands(args)
-    for text in args.element:
+    elements = [("", text) for text in args.element]
+    shape = f"{args.precision}_{args.opa}{args.opb}_{args.m}x{args.n}x{args.k}_b1"
+    for path in args.catch_xml:
+        found = catch_elements(path, shape)
+        print(f"{path}: {len(found)} wrong elements of {shape}")
+        elements += found
+    if not elements:
+        raise SystemExit("no element to explain: give --element or a --catch-xml report holding "
+                         "one of this problem's")
+    for config, text in elements:
+        if config:
+            print(config)
         try:
             fields = text.split(",")
             if len(fields) not in (3, 4):
@@ -131,6 +179,9 @@ def main(argv=None):
         if not (0 <= row < args.m and 0 <= col < args.n):
             raise SystemExit(f"--element {text!r} lies outside C ({args.m} x {args.n})")
         if not np.isfinite(got):
+            if config:  # a report's: the others may still be wrong reads
+                print(f"({row}, {col}): {got}, unwritten or overflowed, not a wrong read")
+                continue
             raise SystemExit(f"--element {text!r}: {got} is an unwritten or overflowed element, "
                              "not a wrong read")
         a_row, b_col = ops.row_of_a(row), ops.column_of_b(col)

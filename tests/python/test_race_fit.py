@@ -93,3 +93,40 @@ def test_bad_input_is_refused_with_its_value():
     out = run("--precision", "d", "--m", "20", "--n", "20", "--k", "20", "--bk", "12", "--step",
               "8", "--element", "1,1,1.0")
     assert out.returncode != 0 and "--bk 12 is not a multiple of --step 8" in out.stderr
+
+
+def test_elements_are_read_from_the_gpu_tests_xml_report(tmp_path):
+    # Catch2's XML: a failed check's messages as <Info> before it (the problem and configuration,
+    # then the error); the same failure checked thrice; one element of another problem, one
+    # unwritten.
+    a, b = a_row_b_col()
+    want = float(a @ b)
+    wrong = b.copy()
+    wrong[40:48] = b[72:80]
+    got = float(a @ wrong)
+    config = "BM16_BN32_BK32_DX8_DY16_ST3_MM3_AC1"
+    error = (f"relative error 0.01 exceeds 1e-11; 2 of 8000 elements off in 2 of 70 C tiles of "
+             f"16x32: tile (1, 1) 1 at rows 17-17, columns 35-35, worst (17, 35) {got!r} for "
+             f"{want!r}; tile (2, 1) 1 at rows 40-40, columns 36-36, worst (40, 36) nan for 0.5")
+    check = (f"<Info>\n  d_tn_200x40x100_b1 lda 103\n  {config} ptxas info : 79 registers\n</Info>"
+             f"<Info>{error}</Info><Expression success=\"false\" type=\"CHECK\"/>")
+    other = ("<Info>d_tn_29x1237x215_b1 lda 215 BM16_BN32_BK32_DX8_DY16_ST4</Info>"
+             "<Info>relative error 0.1; worst (3, 4) 1.5 for 2.5</Info>"
+             "<Expression success=\"false\" type=\"CHECK\"/>")
+    report = tmp_path / "run.xml"
+    report.write_text(f"<Catch><Group><TestCase>{check * 3}{other}</TestCase></Group></Catch>")
+    assert race_fit.catch_elements(str(report), "d_tn_200x40x100_b1") == [
+        (config, f"17,35,{got!r},{want!r}"), (config, "40,36,nan,0.5")]
+    out = run(*ARGV, "--catch-xml", str(report))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == f"{report}: 2 wrong elements of d_tn_200x40x100_b1"
+    assert lines[1] == config
+    assert "MATCH B of step k 40-47 read from k 72-79" in lines[3]
+    assert "(40, 36): nan, unwritten or overflowed, not a wrong read" in out.stdout
+    # A report with nothing of this problem, or not a report at all, says so.
+    out = run(*ARGV[:11], "99", *ARGV[12:], "--catch-xml", str(report))  # K 99: another problem
+    assert out.returncode != 0 and "no element to explain" in out.stderr
+    (tmp_path / "bad.xml").write_text("not xml")
+    out = run(*ARGV, "--catch-xml", str(tmp_path / "bad.xml"))
+    assert out.returncode != 0 and "not a readable XML report" in out.stderr
