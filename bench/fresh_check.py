@@ -10,9 +10,11 @@ bench/RESULTS.md keeps (every problem needs its timed tune), the other roles as 
     python3 bench/fresh_check.py [--markdown] CHECK.json...
 """
 import json
-import math
 import statistics
 import sys
+
+# The roles every check has: the model's zero-run pick and the two tunes' bests.
+FIXED = ("pick", "tune_seconds", "tune_evaluations")
 
 
 def row(path):
@@ -23,13 +25,25 @@ def row(path):
     return m, by_role
 
 
-def summary(fractions):
-    """The figures of a list of fractions, as the summary lines print them."""
-    below = sum(f < 0.80 for f in fractions)
+def over(x, times):
+    """x / each role's time: cuBLAS's time gives the speed over cuBLAS, the reference's the
+    fraction of it; 0 for a role that failed (its time infinite)."""
+    return {role: x / v if 0 < v < float("inf") else 0.0 for role, v in times.items()}
+
+
+def figures(fractions):
+    """Median, geometric mean (0 if any fraction is), worst and count below 0.80."""
     positive = [f for f in fractions if f > 0]
     mean = statistics.geometric_mean(positive) if len(positive) == len(fractions) else 0.0
-    return (f"median {statistics.median(fractions):.3f}, geometric mean {mean:.3f}, "
-            f"worst {min(fractions):.3f}, {below} below 0.80")
+    return (statistics.median(fractions), mean, min(fractions),
+            sum(f < 0.80 for f in fractions))
+
+
+def summary(fractions):
+    """The figures of a list of fractions, as the summary lines print them."""
+    median, mean, worst, below = figures(fractions)
+    return (f"median {median:.3f}, geometric mean {mean:.3f}, worst {worst:.3f}, "
+            f"{below} below 0.80")
 
 
 def main(paths):
@@ -51,12 +65,12 @@ def main(paths):
             if ref is None:
                 print(f"{m['problem']:40} nothing measured ran: left out")
                 continue
-        ratio = {k: (cublas / v if v > 0 else 0.0) for k, v in t.items()}
-        pick = ref / t["pick"] if "pick" in t else 0.0
-        short = ref / t["tune_evaluations"] if "tune_evaluations" in t else 0.0
-        for role, v in t.items():
-            if role not in ("pick", "tune_seconds", "tune_evaluations"):
-                others.setdefault(role, []).append((m["problem"], ref / v if v > 0 else 0.0))
+        ratio, fraction = over(cublas, t), over(ref, t)
+        pick = fraction.get("pick", 0.0)
+        short = fraction.get("tune_evaluations", 0.0)
+        for role in t:
+            if role not in FIXED:
+                others.setdefault(role, []).append((m["problem"], fraction[role]))
         if "pick" in t:
             picks.append(pick)
         if short:
@@ -108,9 +122,8 @@ def markdown(paths):
              "| --- |" + " ---: |" * (len(header) - 1)]
     columns = {role: [] for role in ["pick", "tune_evaluations"] + extra}
     for m, t in checks:
-        ref, cublas = t["tune_seconds"], m["cublas_us"]
-        speed = {r: cublas / v if 0 < v < float("inf") else 0.0 for r, v in t.items()}
-        fraction = {r: ref / v if 0 < v < float("inf") else 0.0 for r, v in t.items()}
+        cublas = m["cublas_us"]
+        speed, fraction = over(cublas, t), over(t["tune_seconds"], t)
         for role in columns:
             columns[role].append(fraction.get(role, 0.0))
         cublas_text = f"{cublas:,.2f}" if cublas < 1000 else f"{cublas:,.0f}"
@@ -124,16 +137,14 @@ def markdown(paths):
 
     def cells(fmt):
         return [fmt(columns[r]) for r in order] + [""] + [fmt(columns[r]) for r in extra]
-    geometric = (lambda v: f"{statistics.geometric_mean(v):.3f}" if min(v) > 0 else "0.000")
     lines.append("| " + " | ".join(["**median (worst)**"] + blank + cells(
-        lambda v: f"**{statistics.median(v):.3f} ({min(v):.3f})**")) + " |")
-    lines.append("| " + " | ".join(["geometric mean"] + blank + cells(geometric)) + " |")
+        lambda v: "**%.3f (%.3f)**" % (figures(v)[0], figures(v)[2]))) + " |")
+    lines.append("| " + " | ".join(["geometric mean"] + blank + cells(
+        lambda v: f"{figures(v)[1]:.3f}")) + " |")
     lines.append("| " + " | ".join(["below 0.80"] + blank + cells(
-        lambda v: str(sum(f < 0.80 for f in v)))) + " |")
+        lambda v: str(figures(v)[3]))) + " |")
     return "\n".join(lines)
 
-
-FIXED = ("pick", "tune_seconds", "tune_evaluations")
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--markdown"]:

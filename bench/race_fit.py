@@ -38,8 +38,8 @@ def runner_values(seed, count):
 
 
 class Operands:
-    """A and B as the runner fills them, read as op(A) (m, k) and op(B) (k, n); outside K they
-    read as zero, as the kernels' zero-filled copies do."""
+    """A and B as the runner fills them, read as op(A) (m, k) and op(B) (k, n) over k < K
+    (hypotheses pads them with the zeros the kernels' copies fill past K)."""
 
     def __init__(self, args):
         self.args = args

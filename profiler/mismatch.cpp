@@ -49,26 +49,29 @@ std::string locate(const T* got, const double* want, const Problem& p, int tile_
   for (std::int64_t z = 0; z < p.batch; ++z)
     for (std::int64_t j = 0; j < p.n; ++j)
       for (std::int64_t i = 0; i < p.m; ++i) {
-        bool off = false;
-        for (int part = 0; part < parts; ++part) {
-          const double x = double(got[at(z, i, j, part)]), y = want[at(z, i, j, part)];
-          off |= !(std::abs(x - y) <= limit);  // NaN (unwritten) counts as wrong
-        }
-        if (!off) continue;
-        ++wrong;
-        TileSpan& t = tiles[{z, i / tile_m, j / tile_n}];
-        ++t.elements;
+        // The element's part furthest off (NaN, unwritten, furthest of all) decides it.
+        double off = -1;
+        int part_off = 0;
         for (int part = 0; part < parts; ++part) {
           const double x = double(got[at(z, i, j, part)]), y = want[at(z, i, j, part)];
           const double d =
               std::isnan(x) ? std::numeric_limits<double>::infinity() : std::abs(x - y);
-          if (d <= t.worst_off) continue;
-          t.worst_off = d;
-          t.worst_got = x;
-          t.worst_want = y;
+          if (d > off) {
+            off = d;
+            part_off = part;
+          }
+        }
+        if (off <= limit) continue;
+        ++wrong;
+        TileSpan& t = tiles[{z, i / tile_m, j / tile_n}];
+        ++t.elements;
+        if (off > t.worst_off) {
+          t.worst_off = off;
+          t.worst_got = double(got[at(z, i, j, part_off)]);
+          t.worst_want = want[at(z, i, j, part_off)];
           t.worst_row = i;
           t.worst_col = j;
-          t.worst_part = part;
+          t.worst_part = part_off;
         }
         t.first_row = std::min(t.first_row, i);
         t.last_row = std::max(t.last_row, i);
