@@ -5,9 +5,10 @@ first C tiles, the element furthest off with its value and the FP64 reference in
 uniform in [-1, 1), as profiler/runner.cpp's fill_random draws them), so each hypothesis of the
 form "the K range [k0, k0 + width) of one operand, or of both, was read from k0 + shift instead
 (another step, or another pipeline stage's tile, up to --stages tiles either way), or read as
-zeros" predicts that element. One that reproduces the wrong value up to rounding names the read;
-none rules these forms out (another warp's rows or columns, part of a fragment, or two steps at
-once are not among them).
+zeros, or counted twice" predicts that element; with --bm and --bn, so does a read of the same K
+range (or a stage away) of another block's rows of A or columns of B. One that reproduces the wrong
+value up to rounding names the read; none rules these forms out (another warp's rows or columns,
+part of a fragment, or two steps at once are not among them).
 
     bench/race_fit.py --precision d --opa t --opb n --m 1598 --n 90 --k 744 --bk 32 --step 8 \\
         --element 176,56,GOT,WANT [--element ...] [--catch-xml RUN.xml ...]
@@ -75,12 +76,14 @@ def rounding(precision, a_row, b_col):
     return len(a_row) * eps * float(np.abs(a_row) @ np.abs(b_col))
 
 
-def hypotheses(args, a_row, b_col):
+def hypotheses(args, a_row, b_col, others=()):
     """The element's reference and (description, predicted value) for every read of one
-    operand's K range, or both, from elsewhere."""
+    operand's K range, or both, from elsewhere. `others`: (name, "A" or "B", vector over K) of
+    another block's row of op(A) or column of op(B), read in place of the element's own."""
     k_len = args.k
     padded = lambda v: np.concatenate([v, np.zeros(args.bk * (args.stages + 2))])
     a, b = padded(a_row), padded(b_col)
+    others = [(name, operand, padded(v)) for name, operand, v in others]
     want = float(a_row @ b_col)
     out = []
     for width, unit in ((args.step, "step"), (args.bk, "tile")):
@@ -88,6 +91,7 @@ def hypotheses(args, a_row, b_col):
             k1 = min(k0 + width, k_len)
             own = float(a[k0:k1] @ b[k0:k1])
             out.append((f"{unit} k {k0}-{k1 - 1} read as zeros (A or B)", want - own))
+            out.append((f"{unit} k {k0}-{k1 - 1} counted twice", want + own))
             # Another step's or stage's data: up to `stages` tiles either way.
             for shift in range(-args.stages * args.bk, args.stages * args.bk + 1, width):
                 lo, hi = k0 + shift, k1 + shift
@@ -98,7 +102,28 @@ def hypotheses(args, a_row, b_col):
                     sb = b[lo:hi] if "B" in operand else b[k0:k1]
                     out.append((f"{operand} of {unit} k {k0}-{k1 - 1} read from k {lo}-{hi - 1}",
                                 want - own + float(sa @ sb)))
+            for name, operand, v in others:
+                for shift in range(-args.stages * args.bk, args.stages * args.bk + 1, args.bk):
+                    lo, hi = k0 + shift, k1 + shift
+                    if lo < 0:
+                        continue
+                    sa = v[lo:hi] if operand == "A" else a[k0:k1]
+                    sb = v[lo:hi] if operand == "B" else b[k0:k1]
+                    out.append((f"{operand} of {unit} k {k0}-{k1 - 1} read from {name}, k "
+                                f"{lo}-{hi - 1}", want - own + float(sa @ sb)))
     return want, out
+
+
+def other_blocks(args, ops, row, col):
+    """Another block's row of op(A) (row +- BM, +- 2 BM) and column of op(B) (col +- BN,
+    +- 2 BN), those inside the problem, for hypotheses()."""
+    out = []
+    for j in (-2, -1, 1, 2):
+        if args.bm and 0 <= row + j * args.bm < args.m:
+            out.append((f"row {row + j * args.bm}", "A", ops.row_of_a(row + j * args.bm)))
+        if args.bn and 0 <= col + j * args.bn < args.n:
+            out.append((f"column {col + j * args.bn}", "B", ops.column_of_b(col + j * args.bn)))
+    return out
 
 
 WORST = re.compile(r"worst \((\d+), (\d+)\) (\S+) for (\S+?)[;,]?(?:\s|$)")
@@ -143,6 +168,8 @@ def main(argv=None):
     p.add_argument("--bk", type=int, required=True, help="the kernel's BK (K of one tile)")
     p.add_argument("--step", type=int, required=True, help="K of one step (the mma's k)")
     p.add_argument("--stages", type=int, default=4, help="tiles to look either way")
+    p.add_argument("--bm", type=int, default=0, help="the kernel's BM: reads of other blocks' A")
+    p.add_argument("--bn", type=int, default=0, help="the kernel's BN: reads of other blocks' B")
     p.add_argument("--element", action="append", default=[],
                    help="ROW,COLUMN,GOT,WANT as the message prints them (WANT optional)")
     p.add_argument("--catch-xml", action="append", default=[],
@@ -152,6 +179,9 @@ def main(argv=None):
     for name in ("m", "n", "k", "bk", "step", "stages"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name} {getattr(args, name)} must be at least 1")
+    for name in ("bm", "bn"):
+        if getattr(args, name) < 0:
+            raise SystemExit(f"--{name} {getattr(args, name)} must be 0 (not looked at) or more")
     if args.bk % args.step:
         raise SystemExit(f"--bk {args.bk} is not a multiple of --step {args.step}")
     ops = Operands(args)
@@ -185,7 +215,7 @@ def main(argv=None):
             raise SystemExit(f"--element {text!r}: {got} is an unwritten or overflowed element, "
                              "not a wrong read")
         a_row, b_col = ops.row_of_a(row), ops.column_of_b(col)
-        want, hyps = hypotheses(args, a_row, b_col)
+        want, hyps = hypotheses(args, a_row, b_col, other_blocks(args, ops, row, col))
         tolerance = rounding(args.precision, a_row, b_col)
         if message_want is not None and abs(message_want - want) > tolerance:
             raise SystemExit(f"--element {text!r}: the message's reference {message_want!r} is "

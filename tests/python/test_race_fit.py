@@ -66,6 +66,24 @@ def test_a_read_of_zeros_or_of_another_stage_is_named():
     assert "MATCH" not in first_hypothesis(float(a @ shifted) * (1 + 1e-9), want)
 
 
+def test_a_step_counted_twice_or_another_blocks_column_is_named():
+    a, b = a_row_b_col()
+    want = float(a @ b)
+    twice = want + float(a[8:16] @ b[8:16])
+    assert "MATCH step k 8-15 counted twice" in first_hypothesis(twice, want)
+    # B's step k 40-47 of column 35 - 16 (the block column before, BN 16) in place of its own.
+    other = race_fit.runner_values(23, K * N)[19 * K:20 * K]
+    from_block = b.copy()
+    from_block[40:48] = other[40:48]
+    out = run(*ARGV, "--bn", "16", "--element", f"17,35,{float(a @ from_block)!r},{want!r}")
+    assert out.returncode == 0, out.stderr
+    assert "MATCH B of step k 40-47 read from column 19, k 40-47" in out.stdout.splitlines()[1]
+    # Without --bn no other block is looked at.
+    assert "MATCH" not in first_hypothesis(float(a @ from_block), want)
+    out = run(*ARGV, "--bm", "-1", "--element", "17,35,1.0")
+    assert out.returncode != 0 and "--bm -1 must be 0 (not looked at) or more" in out.stderr
+
+
 def test_single_precision_matches_within_its_rounding():
     argv = ["--precision", "s", "--m", "64", "--n", "64", "--k", "744", "--bk", "32", "--step",
             "8"]
