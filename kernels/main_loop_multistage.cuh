@@ -20,7 +20,7 @@ for (int s = 0; s < STAGES - 1; ++s) {
 // blocks cover the barrier or the second set of fragments costs too many registers.
 constexpr int last_step = BLK_K / STEP_K - 1;
 constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
-// The mma family's interior blocks run their K tiles in a steady loop (GT_TILE_STEADY(1)), all
+// The mma family's interior blocks run their K tiles in a steady loop (GT_TILE_AHEAD(1)), all
 // but the last STAGES - 1 whole tiles and a ragged last one: every copy in it is whole and in
 // bounds, so its body is one basic block with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K)
 // to branch around: ptxas then spreads the copies among the products and keeps no registers for
@@ -55,7 +55,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
   }
 // One tile, fragments read as sets: `first` (step 0, read after the previous tile's barrier),
 // `last` (read before this tile's barrier), the others at their own step.
-#define GT_TILE_SETS(STEADY)                                                                 \
+#define GT_TILE_SETS()                                                                       \
   {                                                                                          \
     const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);                           \
     /* Past the last tile, a slot no copy writes any more: what is read goes unused. */      \
@@ -73,7 +73,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last); \
       if (step == last_step && last_step > 0)                                                \
         load_fragments(sa_next, sa_next + SA_SIZE, 0, first);                                \
-      GT_TILE_COPIES(STEADY)                                                                 \
+      GT_TILE_COPIES(0)                                                                      \
       multiply_fragments(f);                                                                 \
       GT_TILE_BARRIER()                                                                      \
     }                                                                                        \
@@ -100,23 +100,22 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       GT_TILE_BARRIER()                                                                   \
     }                                                                                     \
   }
-#define GT_TILE_STEADY GT_TILE_AHEAD
-#else
-#define GT_TILE_STEADY GT_TILE_SETS
 #endif
-// The mma family only: the SIMT S 128x128x16 kernel took 2 registers more (128 -> 130, past the
-// 2-blocks-per-SM limit). FP64 and complex mma kernels gained 3.6% on average (bench/RESULTS.md).
-#define GT_STEADY_LOOP GT_MMA
+// The mma family's step-ahead kernels only: the SIMT S 128x128x16 kernel took 2 registers more
+// (128 -> 130, past the 2-blocks-per-SM limit), and in the fragment sets' steady loop FP64 mma
+// kernels of 3 and 4 stages read some tiles' last K step as zeros, in interior blocks alone, on
+// some runs (bench/RESULTS.md): kernels without step-ahead reads run the general loop.
+#define GT_STEADY_LOOP (GT_MMA && GT_STEP_AHEAD)
 int kt = 0;
 #if GT_STEADY_LOOP
 if (inside_mn) {
   const int steady_end = K / BLK_K - (STAGES - 1);
-  for (; kt < steady_end; ++kt) GT_TILE_STEADY(1)
+  for (; kt < steady_end; ++kt) GT_TILE_AHEAD(1)
 }
 #endif
 // The general loop keeps the fragment sets: with the checked copies, the step-ahead B
 // registers spill (255 registers, 12 bytes).
-for (; kt < k_tiles; ++kt) GT_TILE_SETS(0)
+for (; kt < k_tiles; ++kt) GT_TILE_SETS()
 #else
 for (int kt = 0; kt < k_tiles; ++kt) {
   gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed

@@ -409,8 +409,8 @@ TEST_CASE("gpu: the steady main loop and the interior C store agree with the FP6
     const auto space = pruned_space(make(pr, Op::T, Op::N, 1024, 1024, 1024), d, domain);
     for (size_t i = 0; i < 4000 && !space.empty(); ++i)
       candidates.push_back(space[(i * 7919) % space.size()]);
-    // Four that read fragments a step ahead (H and B alike), two that run the steady loop with
-    // fragment sets (another mma shape, no ldmatrix, or one K step a tile).
+    // Four that read fragments a step ahead (H and B alike), two with fragment sets (another mma
+    // shape, no ldmatrix, or one K step a tile), which run the general loop in every block.
     const auto picked = pick_valid_for_all(
         candidates, problems, {2, 4},
         pr == Precision::T ? steps_ahead<Precision::T> : steps_ahead<Precision::H>, jobs,
