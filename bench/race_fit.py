@@ -6,9 +6,9 @@ uniform in [-1, 1), as profiler/runner.cpp's fill_random draws them), so each hy
 form "the K range [k0, k0 + width) of one operand, or of both, was read from k0 + shift instead
 (another step, or another pipeline stage's tile, up to --stages tiles either way), or read as
 zeros, or counted twice" predicts that element; with --bm and --bn, so does a read of the same K
-range (or a stage away) of another block's rows of A or columns of B. One that reproduces the wrong
-value up to rounding names the read; none rules these forms out (another warp's rows or columns,
-part of a fragment, or two steps at once are not among them).
+range, or one up to --stages tiles away, of another block's rows of A or columns of B. One that
+reproduces the wrong value up to rounding names the read; none rules these forms out (another
+warp's rows or columns, part of a fragment, or two steps at once are not among them).
 
     bench/race_fit.py --precision d --opa t --opb n --m 1598 --n 90 --k 744 --bk 32 --step 8 \\
         --element 176,56,GOT,WANT [--element ...] [--catch-xml RUN.xml ...]

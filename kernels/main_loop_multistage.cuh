@@ -20,7 +20,7 @@ for (int s = 0; s < STAGES - 1; ++s) {
 // blocks cover the barrier or the second set of fragments costs too many registers.
 constexpr int last_step = BLK_K / STEP_K - 1;
 constexpr int barrier_step = last_step > 0 ? last_step - 1 : 0;
-// The mma family's interior blocks run their K tiles in a steady loop (GT_TILE_AHEAD(1)), all
+// Step-ahead kernels' interior blocks run their K tiles in a steady loop (GT_TILE_AHEAD(1)), all
 // but the last STAGES - 1 whole tiles and a ragged last one: every copy in it is whole and in
 // bounds, so its body is one basic block with no test (kt < k_tiles, inside_mn, k0 + BLK_K <= K)
 // to branch around: ptxas then spreads the copies among the products and keeps no registers for
@@ -102,9 +102,10 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
   }
 #endif
 // The mma family's step-ahead kernels only: the SIMT S 128x128x16 kernel took 2 registers more
-// (128 -> 130, past the 2-blocks-per-SM limit), and in the fragment sets' steady loop FP64 mma
-// kernels of 3 and 4 stages read some tiles' last K step as zeros, in interior blocks alone, on
-// some runs (bench/RESULTS.md): kernels without step-ahead reads run the general loop.
+// (128 -> 130, past the 2-blocks-per-SM limit), and FP64 mma kernels of 3 and 4 stages computed
+// wrong C in interior blocks alone on some runs in the fragment sets' steady loop, some of it as
+// if a tile's last K step read zeros (bench/RESULTS.md): kernels without step-ahead reads run the
+// general loop.
 #define GT_STEADY_LOOP (GT_MMA && GT_STEP_AHEAD)
 int kt = 0;
 #if GT_STEADY_LOOP

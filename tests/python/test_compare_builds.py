@@ -42,6 +42,20 @@ def test_medians_ratios_and_failures(tmp_path):
     assert f"left out: {p} W" in out.stdout
 
 
+def test_a_missing_round_or_configuration_is_named(tmp_path):
+    p = "z_tn_32x32x32_b1"
+    paths = [
+        write(tmp_path, 3, "old", 1, p, [("A", 10.0, "ok"), ("B", 8.0, "ok")]),
+        write(tmp_path, 3, "old", 2, p, [("A", 10.0, "ok")]),  # stopped before B
+        write(tmp_path, 3, "new", 1, p, [("A", 5.0, "ok"), ("B", 8.0, "ok")]),
+    ]  # the new build's round 2 failed: no JSON
+    out = run(paths)
+    assert out.returncode == 0, out.stderr
+    assert f"| {p} | 2.000-2.000 | 1 of 1 | 10.0 -> 5.0 |" in out.stdout
+    assert f"left out: {p} B" in out.stdout
+    assert f"no result of the new build in round 2: {p}" in out.stdout
+
+
 def test_bad_input_is_refused(tmp_path):
     other = tmp_path / "results.json"
     other.write_text("{}")
