@@ -24,6 +24,13 @@ def run(paths):
     return subprocess.run([sys.executable, SCRIPT, *paths], capture_output=True, text=True)
 
 
+def summary_of(paths):
+    """The summary's output, which must succeed."""
+    out = run(paths)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def test_medians_ratios_and_failures(tmp_path):
     p = "d_nn_64x64x64_b1"
     paths = [
@@ -35,11 +42,10 @@ def test_medians_ratios_and_failures(tmp_path):
         write(tmp_path, 1, "new", 2, p, [("A", 10.0, "ok"), ("B", 25.0, "ok"),
                                          ("W", 0.0, "wrong")]),
     ]
-    out = run(paths)
-    assert out.returncode == 0, out.stderr
-    assert f"| {p} | 0.800-1.100 | 1 of 2 | 11.0 -> 10.0 |" in out.stdout
-    assert f"over 2 configurations: {math.sqrt(1.1 * 0.8):.3f}" in out.stdout
-    assert f"left out: {p} W" in out.stdout
+    stdout = summary_of(paths)
+    assert f"| {p} | 0.800-1.100 | 1 of 2 | 11.0 -> 10.0 |" in stdout
+    assert f"over 2 configurations: {math.sqrt(1.1 * 0.8):.3f}" in stdout
+    assert f"left out: {p} W" in stdout
 
 
 def test_a_missing_round_or_configuration_is_named(tmp_path):
@@ -49,11 +55,10 @@ def test_a_missing_round_or_configuration_is_named(tmp_path):
         write(tmp_path, 3, "old", 2, p, [("A", 10.0, "ok")]),  # stopped before B
         write(tmp_path, 3, "new", 1, p, [("A", 5.0, "ok"), ("B", 8.0, "ok")]),
     ]  # the new build's round 2 failed: no JSON
-    out = run(paths)
-    assert out.returncode == 0, out.stderr
-    assert f"| {p} | 2.000-2.000 | 1 of 1 | 10.0 -> 5.0 |" in out.stdout
-    assert f"left out: {p} B" in out.stdout
-    assert f"no result of the new build in round 2: {p}" in out.stdout
+    stdout = summary_of(paths)
+    assert f"| {p} | 2.000-2.000 | 1 of 1 | 10.0 -> 5.0 |" in stdout
+    assert f"left out: {p} B" in stdout
+    assert f"no result of the new build in round 2: {p}" in stdout
 
 
 def test_bad_input_is_refused(tmp_path):
