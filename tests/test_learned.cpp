@@ -665,10 +665,10 @@ TEST_CASE("the shipped H100 calibration on random problems drawn after its fit")
 }
 
 TEST_CASE("the shipped H100 calibration on the fresh checks' tune attempts") {
-  // The 60 s tunes' attempts of seeds 33, 34 and 35 (44 problems drawn after the fit, in no
-  // fit): a tune's dense fast end, where near-ties are many, ranked as predict ranks. Floors a
-  // little under the figures measured (bench/RESULTS.md: 0.930, 0.840, 0.967; uncalibrated
-  // 0.880, 0.699).
+  // The 60 s tunes' attempts of seeds 33, 34 and 35 (44 problems in no fit; seed 33's judged
+  // which files the shipped fit takes): a tune's dense fast end, where near-ties are many, ranked
+  // as predict ranks. Floors a little under the figures measured (bench/RESULTS.md: 0.930,
+  // 0.840, 0.967; uncalibrated 0.880, 0.699).
   const auto [before, after] = shipped_h100_on(
       {"h100_fresh_seed33.csv.gz", "h100_fresh_seed34.csv.gz", "h100_fresh_seed35.csv.gz"});
   WARN("the fresh checks' 44 problems: pick median "
