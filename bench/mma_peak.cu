@@ -183,10 +183,10 @@ int main() {
   GT_SHAPES(4, 8)
   GT_SHAPES(1, 32)
   // FP64: 4 chains at 32 warps per SM, 16 at 8 (a 64 x 32 warp tile of m16n8 instructions).
-#define GT_F64_SHAPES(BLOCKS, CHAINS)                                          \
-  run_f64<8, 4, CHAINS>("mma m8n8k4 f64", sms, clock_khz, BLOCKS);             \
-  run_f64<16, 4, CHAINS>("mma m16n8k4 f64", sms, clock_khz, BLOCKS);           \
-  run_f64<16, 8, CHAINS>("mma m16n8k8 f64", sms, clock_khz, BLOCKS);           \
+#define GT_F64_SHAPES(BLOCKS, CHAINS)                                \
+  run_f64<8, 4, CHAINS>("mma m8n8k4 f64", sms, clock_khz, BLOCKS);   \
+  run_f64<16, 4, CHAINS>("mma m16n8k4 f64", sms, clock_khz, BLOCKS); \
+  run_f64<16, 8, CHAINS>("mma m16n8k8 f64", sms, clock_khz, BLOCKS); \
   run_f64<16, 16, CHAINS>("mma m16n8k16 f64", sms, clock_khz, BLOCKS);
   GT_F64_SHAPES(4, 4)
   GT_F64_SHAPES(1, 16)
