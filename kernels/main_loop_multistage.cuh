@@ -37,13 +37,13 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
 // loop), or part `step` of it (steady loop), into tile kt - 1's slot: every warp read it before
 // the barrier of tile kt - 1. One group a tile, committed with its copies (general loop) or after
 // its last part (steady loop), before the tile's wait either way.
-#define GT_TILE_COPIES(STEADY)                                                         \
+#define GT_TILE_COPIES(STEADY, COPY)                                                   \
   {                                                                                    \
     const int next = kt + STAGES - 1;                                                  \
     if (STEADY) {                                                                      \
       if (step < copy_parts) copy_part(next % STAGES, next * BLK_K, step, copy_parts); \
     } else if (step == 0 && next < k_tiles) {                                          \
-      copy_tiles(next % STAGES, next * BLK_K);                                         \
+      COPY(next % STAGES, next * BLK_K);                                               \
     }                                                                                  \
     if (step == (STEADY ? barrier_step : 0)) gt_cp_async_commit();                     \
   }
@@ -55,7 +55,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
   }
 // One tile, fragments read as sets: `first` (step 0, read after the previous tile's barrier),
 // `last` (read before this tile's barrier), the others at their own step.
-#define GT_TILE_SETS()                                                                       \
+#define GT_TILE_SETS(COPY)                                                                   \
   {                                                                                          \
     const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);                           \
     /* Past the last tile, a slot no copy writes any more: what is read goes unused. */      \
@@ -73,7 +73,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last); \
       if (step == last_step && last_step > 0)                                                \
         load_fragments(sa_next, sa_next + SA_SIZE, 0, first);                                \
-      GT_TILE_COPIES(0)                                                                      \
+      GT_TILE_COPIES(0, COPY)                                                                \
       multiply_fragments(f);                                                                 \
       GT_TILE_BARRIER()                                                                      \
     }                                                                                        \
@@ -93,7 +93,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       const int nk = step == last_step ? 0 : (step + 1) * STEP_K;                         \
       unsigned nb[THR_N / 2][MMA_WORDS];                                                  \
       load_b_fragments(ns + SA_SIZE, nk, nb);                                             \
-      GT_TILE_COPIES(STEADY)                                                              \
+      GT_TILE_COPIES(STEADY, copy_tiles)                                                  \
       multiply_ahead(first, ns, nk);                                                      \
       _Pragma("unroll") for (int j = 0; j < THR_N / 2; ++j)                               \
           _Pragma("unroll") for (int w = 0; w < MMA_WORDS; ++w) first.b[j][w] = nb[j][w]; \
@@ -115,8 +115,18 @@ if (inside_mn) {
 }
 #endif
 // The general loop keeps the fragment sets: with the checked copies, the step-ahead B
-// registers spill (255 registers, 12 bytes).
-for (; kt < k_tiles; ++kt) GT_TILE_SETS()
+// registers spill (255 registers, 12 bytes). Interior blocks of a K the tiles divide run the
+// same loop, its copies, commits and barriers where they are, every tile through, with whole
+// copies alone: no registers kept for the checked path (D 128x64x16 m16n8k4: 255 registers and
+// an 8-byte spill -> 240), and ptxas reads fragments earlier (D 192x96x16: 33 -> 19 of a K
+// tile's 72 DMMAs wait on their shared loads). Unlike the steady loop that was wrong on some
+// runs, no block hands its tiles from one loop to another.
+#if GT_MMA && !GT_STEADY_LOOP
+if (inside_mn && K % BLK_K == 0) {
+  for (; kt < k_tiles; ++kt) GT_TILE_SETS(copy_whole_tiles)
+}
+#endif
+for (; kt < k_tiles; ++kt) GT_TILE_SETS(copy_tiles)
 #else
 for (int kt = 0; kt < k_tiles; ++kt) {
   gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed
