@@ -120,8 +120,9 @@ if (inside_mn) {
 // copies alone: no registers kept for the checked path (D 128x64x16 m16n8k4: 255 registers and
 // an 8-byte spill -> 240), and ptxas reads fragments earlier (D 192x96x16: 33 -> 19 of a K
 // tile's 72 DMMAs wait on their shared loads). Unlike the steady loop that was wrong on some
-// runs, no block hands its tiles from one loop to another.
-#if GT_MMA && !GT_STEADY_LOOP
+// runs, no block hands its tiles from one loop to another. Only where a thread may hold 255
+// registers: 512-thread kernels, capped at 128, spilled more with the loop's second copy.
+#if GT_MMA && !GT_STEADY_LOOP && THREADS <= 256
 if (inside_mn && K % BLK_K == 0) {
   for (; kt < k_tiles; ++kt) GT_TILE_SETS(copy_whole_tiles)
 }
