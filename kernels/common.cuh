@@ -156,6 +156,30 @@ __device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
   return addr;
 }
 
+// A 32-bit word that depends on every bit load of x: what a barrier is made to wait for.
+__device__ __forceinline__ unsigned gt_word(unsigned x) {
+  return x;
+}
+__device__ __forceinline__ unsigned gt_word(float x) {
+  return __float_as_uint(x);
+}
+__device__ __forceinline__ unsigned gt_word(double x) {
+  return unsigned(__double2hiint(x));
+}
+__device__ __forceinline__ unsigned gt_word(float2 x) {
+  return gt_word(x.x) | gt_word(x.y);
+}
+__device__ __forceinline__ unsigned gt_word(double2 x) {
+  return gt_word(x.x) | gt_word(x.y);
+}
+template <class T, int N>
+__device__ __forceinline__ unsigned gt_word(const T (&x)[N]) {
+  unsigned w = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) w |= gt_word(x[i]);
+  return w;
+}
+
 __device__ __forceinline__ elem_t gt_zero() {
 #if GT_COMPLEX
   elem_t z;

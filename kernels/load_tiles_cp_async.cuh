@@ -60,27 +60,30 @@ auto copy_part = [&](int s, int k0, int part, int parts) {
     }
   }
 };
+// Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked path
+// of copy_tiles costs ~10 integer instructions per copy (H200 profile). Not copy_part(s, k0, 0,
+// 1): its addressing compiles the general loop to other SASS, never measured on a GPU.
+auto copy_whole_tiles = [&](int s, int k0) {
+  const unsigned sa = smem_base + s * stage_bytes;
+  const unsigned sb = sa + SA_SIZE * elem_bytes;
+  const elem_t* pa = GT_A_AT_K(k0);
+#pragma unroll
+  for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)
+#pragma unroll
+    for (int r = 0; r < A_ROW_STEPS; ++r)
+      gt_cp_async_whole<VEC_A>(sa + a_dst0 + GT_A_DST(c, r) * elem_bytes, pa + r * DIM_XA * VEC_A);
+  const elem_t* pb = GT_B_AT_K(k0);
+#pragma unroll
+  for (int c = 0; c < B_COL_STEPS; ++c, pb += DIM_YB * ldb)
+#pragma unroll
+    for (int r = 0; r < B_ROW_STEPS; ++r)
+      gt_cp_async_whole<VEC_B>(sb + b_dst0 + GT_B_DST(c, r) * elem_bytes, pb + r * DIM_XB * VEC_B);
+};
 auto copy_tiles = [&](int s, int k0) {
   const unsigned sa = smem_base + s * stage_bytes;
   const unsigned sb = sa + SA_SIZE * elem_bytes;
   if (inside_mn && k0 + BLK_K <= K) {
-    // Interior tile: whole copies from a pointer that steps by columns, no bounds. The checked
-    // path below costs ~10 integer instructions per copy (H200 profile). Not copy_part(s, k0, 0,
-    // 1): its addressing compiles the general loop to other SASS, never measured on a GPU.
-    const elem_t* pa = GT_A_AT_K(k0);
-#pragma unroll
-    for (int c = 0; c < A_COL_STEPS; ++c, pa += DIM_YA * lda)
-#pragma unroll
-      for (int r = 0; r < A_ROW_STEPS; ++r)
-        gt_cp_async_whole<VEC_A>(sa + a_dst0 + GT_A_DST(c, r) * elem_bytes,
-                                 pa + r * DIM_XA * VEC_A);
-    const elem_t* pb = GT_B_AT_K(k0);
-#pragma unroll
-    for (int c = 0; c < B_COL_STEPS; ++c, pb += DIM_YB * ldb)
-#pragma unroll
-      for (int r = 0; r < B_ROW_STEPS; ++r)
-        gt_cp_async_whole<VEC_B>(sb + b_dst0 + GT_B_DST(c, r) * elem_bytes,
-                                 pb + r * DIM_XB * VEC_B);
+    copy_whole_tiles(s, k0);
     return;
   }
 #pragma unroll

@@ -37,13 +37,13 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
 // loop), or part `step` of it (steady loop), into tile kt - 1's slot: every warp read it before
 // the barrier of tile kt - 1. One group a tile, committed with its copies (general loop) or after
 // its last part (steady loop), before the tile's wait either way.
-#define GT_TILE_COPIES(STEADY)                                                         \
+#define GT_TILE_COPIES(STEADY, COPY)                                                   \
   {                                                                                    \
     const int next = kt + STAGES - 1;                                                  \
     if (STEADY) {                                                                      \
       if (step < copy_parts) copy_part(next % STAGES, next * BLK_K, step, copy_parts); \
     } else if (step == 0 && next < k_tiles) {                                          \
-      copy_tiles(next % STAGES, next * BLK_K);                                         \
+      COPY(next % STAGES, next * BLK_K);                                               \
     }                                                                                  \
     if (step == (STEADY ? barrier_step : 0)) gt_cp_async_commit();                     \
   }
@@ -53,9 +53,24 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
     __syncthreads();                /* everyone's have, everyone has read tile kt */ \
     if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);        \
   }
+// The barrier of a tile read as sets: `last` is read before it and multiplied after it, and the
+// next tile's copies into the slot it is read from may follow the barrier at once. In mma kernels
+// the barrier waits for those reads (it takes a word of every `last` fragment): left in flight
+// across a plain barrier, FP64 mma kernels with 8-byte (L1) copies computed a wrong C, on every
+// run in the whole-tile loop below (bench/RESULTS.md). SIMT kernels, never seen wrong, keep
+// the plain barrier and their registers.
+#define GT_TILE_BARRIER_SETS()                                                       \
+  if (step == barrier_step) {                                                        \
+    gt_cp_async_wait<STAGES - 2>(); /* this thread's copies of tile kt + 1 landed */ \
+    if (GT_MMA && last_step > 0)                                                     \
+      __syncthreads_or((gt_word(last.a) | gt_word(last.b)) == 0x7ff80001u);          \
+    else                                                                             \
+      __syncthreads(); /* everyone's copies landed, everyone has read tile kt */     \
+    if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);        \
+  }
 // One tile, fragments read as sets: `first` (step 0, read after the previous tile's barrier),
 // `last` (read before this tile's barrier), the others at their own step.
-#define GT_TILE_SETS()                                                                       \
+#define GT_TILE_SETS(COPY)                                                                   \
   {                                                                                          \
     const elem_t* sa = smem + (kt % STAGES) * (SA_SIZE + SB_SIZE);                           \
     /* Past the last tile, a slot no copy writes any more: what is read goes unused. */      \
@@ -73,9 +88,9 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       if (step + 1 == last_step) load_fragments(sa, sa + SA_SIZE, last_step * STEP_K, last); \
       if (step == last_step && last_step > 0)                                                \
         load_fragments(sa_next, sa_next + SA_SIZE, 0, first);                                \
-      GT_TILE_COPIES(0)                                                                      \
+      GT_TILE_COPIES(0, COPY)                                                                \
       multiply_fragments(f);                                                                 \
-      GT_TILE_BARRIER()                                                                      \
+      GT_TILE_BARRIER_SETS()                                                                 \
     }                                                                                        \
   }
 #if GT_STEP_AHEAD
@@ -93,7 +108,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       const int nk = step == last_step ? 0 : (step + 1) * STEP_K;                         \
       unsigned nb[THR_N / 2][MMA_WORDS];                                                  \
       load_b_fragments(ns + SA_SIZE, nk, nb);                                             \
-      GT_TILE_COPIES(STEADY)                                                              \
+      GT_TILE_COPIES(STEADY, copy_tiles)                                                  \
       multiply_ahead(first, ns, nk);                                                      \
       _Pragma("unroll") for (int j = 0; j < THR_N / 2; ++j)                               \
           _Pragma("unroll") for (int w = 0; w < MMA_WORDS; ++w) first.b[j][w] = nb[j][w]; \
@@ -103,9 +118,9 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
 #endif
 // The mma family's step-ahead kernels only: the SIMT S 128x128x16 kernel took 2 registers more
 // (128 -> 130, past the 2-blocks-per-SM limit), and FP64 mma kernels of 3 and 4 stages computed
-// wrong C in interior blocks alone on some runs in the fragment sets' steady loop, some of it as
-// if a tile's last K step read zeros (bench/RESULTS.md): kernels without step-ahead reads run the
-// general loop.
+// wrong C in interior blocks alone on some runs in the fragment sets' steady loop (its barrier did
+// not wait for the last step's reads: GT_TILE_BARRIER_SETS): kernels without step-ahead reads run
+// the general loop's tiles.
 #define GT_STEADY_LOOP (GT_MMA && GT_STEP_AHEAD)
 int kt = 0;
 #if GT_STEADY_LOOP
@@ -115,8 +130,19 @@ if (inside_mn) {
 }
 #endif
 // The general loop keeps the fragment sets: with the checked copies, the step-ahead B
-// registers spill (255 registers, 12 bytes).
-for (; kt < k_tiles; ++kt) GT_TILE_SETS()
+// registers spill (255 registers, 12 bytes). Interior blocks of a K the tiles divide run the
+// same loop, its copies, commits and barriers where they are, every tile through, with whole
+// copies alone: no registers kept for the checked path (D 128x64x16 m16n8k4: 255 registers and
+// an 8-byte spill -> 240), and ptxas reads fragments earlier (D 192x96x16: 33 -> 19 of a K
+// tile's 72 DMMAs wait on their shared loads). Unlike the steady loop that was wrong on some
+// runs, no block hands its tiles from one loop to another. Only where a thread may hold 255
+// registers: 512-thread kernels, capped at 128, spilled more with the loop's second copy.
+#if GT_MMA && !GT_STEADY_LOOP && THREADS <= 256
+if (inside_mn && K % BLK_K == 0) {
+  for (; kt < k_tiles; ++kt) GT_TILE_SETS(copy_whole_tiles)
+}
+#endif
+for (; kt < k_tiles; ++kt) GT_TILE_SETS(copy_tiles)
 #else
 for (int kt = 0; kt < k_tiles; ++kt) {
   gt_cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt have landed

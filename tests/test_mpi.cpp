@@ -78,7 +78,8 @@ TEST_CASE("mpi: four ranks sweep a recorded problem into the store a serial swee
 
 TEST_CASE("mpi: four ranks tune a workload of problems into the store a serial tune writes",
           "[mpi]") {
-  const std::string file = "gemmtune_mpi_workload.txt";
+  const std::string file =
+      (std::filesystem::temp_directory_path() / "gemmtune_mpi_workload.txt").string();
   std::ofstream(file) << "-p d -m 4096 -n 4096 -k 4096\n"
                          "-p s -m 4096 -n 4096 -k 4096\n"
                          "-p s -m 6144 -n 64 -k 64\n"

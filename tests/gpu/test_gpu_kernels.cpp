@@ -556,10 +556,11 @@ TEST_CASE("gpu: every FP64 mma shape agrees with cuBLAS, D and Z, both fill path
   unsigned salt = 300;
   for (Precision pr : {Precision::D, Precision::Z})
     for (auto [a, b] : op_shapes(pr)) {
-      // Edges in M, N and K; 1000^3 also runs the interior fast paths; a padded ld, beta != 0.
-      const std::vector<Problem> problems = {make(pr, a, b, 33, 17, 9, 3, 1, 0.5),
-                                             make(pr, a, b, 1000, 1000, 1000),
-                                             make(pr, a, b, 130, 70, 200, 1, 2, 1.0)};
+      // Edges in M, N and K; 1000^3 also runs the interior fast paths; a padded ld, beta != 0;
+      // a K that every BK divides, whose interior blocks copy whole tiles alone.
+      const std::vector<Problem> problems = {
+          make(pr, a, b, 33, 17, 9, 3, 1, 0.5), make(pr, a, b, 1000, 1000, 1000),
+          make(pr, a, b, 130, 70, 200, 1, 2, 1.0), make(pr, a, b, 520, 264, 512)};
       const std::vector<KernelConfig> pool = sample(problems[1], 6000, salt++);
       const bool conjugates = a == Op::C || b == Op::C;  // cp.async cannot conjugate
       for (int mm = 1; mm <= 4; ++mm)
@@ -605,10 +606,12 @@ TEST_CASE("gpu: an FP64 mma cp.async kernel once wrong in a tune agrees, run aft
   // error 0.017; tests/data/README.md, h100_fresh_seed33), and passed on D TN 29x1237x215: the
   // same problem five times (a race would show on some runs), its pipeline depths, and the shape.
   // Its interior blocks were wrong on most runs while they ran the fragment sets' steady loop.
+  // K = 736 (23 whole tiles): its interior blocks run the loop of whole-tile copies, five times.
   const std::string id =
       "BM16_BN32_BK32_DX8_DY16_DXA8_DYA16_DXB16_DYB8_VA1_VB1_LA1_LB1_PD2_PF0_ST4_UR0_RS1_VS1_ED0_"
       "MM3_AC1";
   const Problem failed = make(Precision::D, Op::T, Op::N, 1598, 90, 744);
+  const Problem whole_k = make(Precision::D, Op::T, Op::N, 1598, 90, 736);
   std::vector<CompileJob> jobs;
   std::vector<std::vector<Problem>> problems_of_job;
   for (int stages = 2; stages <= 4; ++stages) {  // cp.async needs 2 to 4
@@ -616,10 +619,11 @@ TEST_CASE("gpu: an FP64 mma cp.async kernel once wrong in a tune agrees, run aft
     c.stages = stages;
     REQUIRE(check_hard(failed, d, c) == std::nullopt);
     jobs.push_back({c, Precision::D, Op::T, Op::N});
-    problems_of_job.push_back(
-        {failed, failed, failed, failed, failed, make(Precision::D, Op::T, Op::N, 29, 1237, 215)});
+    problems_of_job.push_back({failed, failed, failed, failed, failed,
+                               make(Precision::D, Op::T, Op::N, 29, 1237, 215), whole_k, whole_k,
+                               whole_k, whole_k, whole_k});
   }
-  CHECK(check_against_reference(jobs, problems_of_job) == 18);
+  CHECK(check_against_reference(jobs, problems_of_job) == 33);
 }
 
 TEST_CASE(
