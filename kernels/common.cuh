@@ -156,7 +156,7 @@ __device__ __forceinline__ unsigned gt_shared_address(const elem_t* p) {
   return addr;
 }
 
-// A 32-bit word that depends on every bit load of x: what a barrier is made to wait for.
+// A 32-bit word that only exists once x is loaded: what a barrier is made to wait for.
 __device__ __forceinline__ unsigned gt_word(unsigned x) {
   return x;
 }

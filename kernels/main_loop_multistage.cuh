@@ -47,27 +47,25 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
     }                                                                                  \
     if (step == (STEADY ? barrier_step : 0)) gt_cp_async_commit();                     \
   }
-#define GT_TILE_BARRIER()                                                            \
+// A tile's barrier, SYNC the barrier itself: a plain __syncthreads() (step-ahead reads), or
+// GT_SYNC_AFTER_LAST (fragment sets).
+#define GT_TILE_BARRIER(SYNC)                                                        \
   if (step == barrier_step) {                                                        \
     gt_cp_async_wait<STAGES - 2>(); /* this thread's copies of tile kt + 1 landed */ \
-    __syncthreads();                /* everyone's have, everyone has read tile kt */ \
+    SYNC;                           /* everyone's have, everyone has read tile kt */ \
     if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);        \
   }
-// The barrier of a tile read as sets: `last` is read before it and multiplied after it, and the
-// next tile's copies into the slot it is read from may follow the barrier at once. In mma kernels
-// the barrier waits for those reads (it takes a word of every `last` fragment): left in flight
-// across a plain barrier, FP64 mma kernels with 8-byte (L1) copies computed a wrong C, on every
-// run in the whole-tile loop below (bench/RESULTS.md). SIMT kernels, never seen wrong, keep
-// the plain barrier and their registers.
-#define GT_TILE_BARRIER_SETS()                                                       \
-  if (step == barrier_step) {                                                        \
-    gt_cp_async_wait<STAGES - 2>(); /* this thread's copies of tile kt + 1 landed */ \
-    if (GT_MMA && last_step > 0)                                                     \
-      __syncthreads_or((gt_word(last.a) | gt_word(last.b)) == 0x7ff80001u);          \
-    else                                                                             \
-      __syncthreads(); /* everyone's copies landed, everyone has read tile kt */     \
-    if (last_step == 0) load_fragments(sa_next, sa_next + SA_SIZE, 0, first);        \
-  }
+// With fragment sets, `last` is read before the barrier and multiplied after it, and the next
+// tile's copies into the slot it is read from may follow the barrier at once. In mma kernels the
+// barrier waits for those reads (it takes a word of every `last` fragment): left in flight across
+// a plain barrier, FP64 mma kernels with 8-byte (L1) copies computed a wrong C, on every run in
+// the whole-tile loop below (bench/RESULTS.md). SIMT kernels, never seen wrong, keep the plain
+// barrier and their registers.
+#define GT_SYNC_AFTER_LAST                                                \
+  if (GT_MMA && last_step > 0)                                            \
+    __syncthreads_or((gt_word(last.a) | gt_word(last.b)) == 0x7ff80001u); \
+  else                                                                    \
+    __syncthreads()
 // One tile, fragments read as sets: `first` (step 0, read after the previous tile's barrier),
 // `last` (read before this tile's barrier), the others at their own step.
 #define GT_TILE_SETS(COPY)                                                                   \
@@ -90,7 +88,7 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
         load_fragments(sa_next, sa_next + SA_SIZE, 0, first);                                \
       GT_TILE_COPIES(0, COPY)                                                                \
       multiply_fragments(f);                                                                 \
-      GT_TILE_BARRIER_SETS()                                                                 \
+      GT_TILE_BARRIER(GT_SYNC_AFTER_LAST)                                                    \
     }                                                                                        \
   }
 #if GT_STEP_AHEAD
@@ -112,14 +110,14 @@ load_fragments(smem, smem + SA_SIZE, 0, first);
       multiply_ahead(first, ns, nk);                                                      \
       _Pragma("unroll") for (int j = 0; j < THR_N / 2; ++j)                               \
           _Pragma("unroll") for (int w = 0; w < MMA_WORDS; ++w) first.b[j][w] = nb[j][w]; \
-      GT_TILE_BARRIER()                                                                   \
+      GT_TILE_BARRIER(__syncthreads())                                                    \
     }                                                                                     \
   }
 #endif
 // The mma family's step-ahead kernels only: the SIMT S 128x128x16 kernel took 2 registers more
 // (128 -> 130, past the 2-blocks-per-SM limit), and FP64 mma kernels of 3 and 4 stages computed
 // wrong C in interior blocks alone on some runs in the fragment sets' steady loop (its barrier did
-// not wait for the last step's reads: GT_TILE_BARRIER_SETS): kernels without step-ahead reads run
+// not wait for the last step's reads: GT_SYNC_AFTER_LAST): kernels without step-ahead reads run
 // the general loop's tiles.
 #define GT_STEADY_LOOP (GT_MMA && GT_STEP_AHEAD)
 int kt = 0;
